@@ -1,0 +1,165 @@
+#include "core/nvrtc_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Copies the line starting at p (without its newline) into buf. Returns the
+ * start of the next line, or NULL at the end. */
+static const char *next_line(const char *p, char *buf, size_t size) {
+  if (!p || !*p) return NULL;
+  const char *end = strchr(p, '\n');
+  size_t n = end ? (size_t)(end - p) : strlen(p);
+  size_t k = n < size - 1 ? n : size - 1;
+  memcpy(buf, p, k);
+  buf[k] = '\0';
+  if (k && buf[k - 1] == '\r') buf[k - 1] = '\0';
+  return end ? end + 1 : p + n;
+}
+
+/* The number right before `unit` in line ("Used 32 registers" -> 32). */
+static long number_before(const char *line, const char *unit, int *found) {
+  const char *u = strstr(line, unit);
+  *found = 0;
+  if (!u) return 0;
+  const char *q = u;
+  while (q > line && q[-1] == ' ') q--;
+  const char *digits = q;
+  while (digits > line && digits[-1] >= '0' && digits[-1] <= '9') digits--;
+  if (digits == q) return 0;
+  *found = 1;
+  return strtol(digits, NULL, 10);
+}
+
+static int find_or_add(kl_ptxas_function *out, int max, int *count, const char *name,
+                       size_t len) {
+  for (int i = 0; i < *count && i < max; i++)
+    if (strlen(out[i].name) == len && strncmp(out[i].name, name, len) == 0) return i;
+  int i = (*count)++;
+  if (i < max) {
+    memset(&out[i], 0, sizeof out[i]);
+    size_t k = len < sizeof out[i].name - 1 ? len : sizeof out[i].name - 1;
+    memcpy(out[i].name, name, k);
+    out[i].name[k] = '\0';
+  }
+  return i;
+}
+
+/* Name between the first pair of quotes, or after "for " to the end. */
+static int quoted_name(const char *s, const char **name, size_t *len) {
+  const char *a = strchr(s, '\'');
+  if (!a) return 0;
+  const char *b = strchr(a + 1, '\'');
+  if (!b) return 0;
+  *name = a + 1;
+  *len = (size_t)(b - a - 1);
+  return 1;
+}
+
+int kl_ptxas_parse(const char *log, kl_ptxas_function *out, int max) {
+  char line[1024];
+  int count = 0, current = -1, found;
+  for (const char *p = log; (p = next_line(p, line, sizeof line));) {
+    const char *s;
+    const char *name;
+    size_t len;
+    if ((s = strstr(line, "Compiling entry function ")) && quoted_name(s, &name, &len)) {
+      current = find_or_add(out, max, &count, name, len);
+      if (current < max) out[current].is_entry = 1;
+    } else if ((s = strstr(line, "Function properties for "))) {
+      name = s + strlen("Function properties for ");
+      len = strlen(name);
+      while (len && (name[len - 1] == ' ' || name[len - 1] == ':')) len--;
+      current = find_or_add(out, max, &count, name, len);
+    } else if (current >= 0 && current < max) {
+      kl_ptxas_function *f = &out[current];
+      long v;
+      if (strstr(line, "stack frame")) {
+        v = number_before(line, "bytes stack frame", &found);
+        if (found) f->stack = v;
+        v = number_before(line, "bytes spill stores", &found);
+        if (found) f->spill_stores = v;
+        v = number_before(line, "bytes spill loads", &found);
+        if (found) f->spill_loads = v;
+      } else if (strstr(line, "Used ")) {
+        v = number_before(line, "registers", &found);
+        if (found) f->registers = (int)v;
+        v = number_before(line, "barriers", &found);
+        if (found) f->barriers = (int)v;
+        v = number_before(line, "bytes smem", &found);
+        if (found) f->smem = v;
+        v = number_before(line, "bytes cmem[0]", &found);
+        if (found) f->cmem0 = v;
+      }
+    }
+  }
+  return count;
+}
+
+/* "file(12): error: message"  or  "file(12): catastrophic error: ..." */
+static int parse_diag_head(const char *line, kl_diagnostic *d) {
+  const char *open = strchr(line, '(');
+  if (!open) return 0;
+  const char *close = strstr(open, "): ");
+  if (!close) return 0;
+  for (const char *q = open + 1; q < close; q++)
+    if (*q < '0' || *q > '9') return 0;
+  const char *rest = close + 3;
+  static const char *const severities[] = {"catastrophic error", "error", "warning"};
+  for (size_t i = 0; i < sizeof severities / sizeof severities[0]; i++) {
+    size_t n = strlen(severities[i]);
+    if (strncmp(rest, severities[i], n) == 0 && rest[n] == ':') {
+      size_t flen = (size_t)(open - line);
+      if (flen >= sizeof d->file) flen = sizeof d->file - 1;
+      memcpy(d->file, line, flen);
+      d->file[flen] = '\0';
+      d->line = atoi(open + 1);
+      d->col = 0;
+      snprintf(d->severity, sizeof d->severity, "%s", severities[i]);
+      const char *msg = rest + n + 1;
+      while (*msg == ' ') msg++;
+      snprintf(d->message, sizeof d->message, "%.*s", (int)sizeof d->message - 1, msg);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The EDG front end prints the source line and then a caret line. */
+static int caret_column(const char *line) {
+  const char *c = strchr(line, '^');
+  if (!c) return 0;
+  for (const char *q = line; q < c; q++)
+    if (*q != ' ' && *q != '\t') return 0;
+  return (int)(c - line) + 1;
+}
+
+int kl_nvrtc_first_diagnostic(const char *log, kl_diagnostic *d) {
+  char line[1024], first_text[512] = "";
+  kl_diagnostic warning;
+  int have_warning = 0;
+  memset(d, 0, sizeof *d);
+  for (const char *p = log; (p = next_line(p, line, sizeof line));) {
+    kl_diagnostic cur;
+    if (!first_text[0] && line[0]) snprintf(first_text, sizeof first_text, "%.*s", (int)sizeof first_text - 1, line);
+    if (!parse_diag_head(line, &cur)) continue;
+    /* Look ahead: source line, then caret line. */
+    char src[1024], caret[1024];
+    const char *q = next_line(p, src, sizeof src);
+    if (q && next_line(q, caret, sizeof caret)) cur.col = caret_column(caret);
+    if (strcmp(cur.severity, "warning") != 0) {
+      *d = cur;
+      return 1;
+    }
+    if (!have_warning) {
+      warning = cur;
+      have_warning = 1;
+    }
+  }
+  if (have_warning) {
+    *d = warning;
+    return 1;
+  }
+  snprintf(d->message, sizeof d->message, "%s", first_text);
+  return 0;
+}

@@ -1,0 +1,18 @@
+return {
+  summary = "show help for a command",
+  usage = "usage: klineage help [COMMAND]",
+  help = "Without COMMAND, lists the commands. With COMMAND, shows its usage and options.",
+  run = function(argv)
+    local a = require("klineage.args").parse(argv, { max = 1 })
+    local cli = require "klineage.cli"
+    local name = a.positional[1]
+    if not name then
+      print(cli.usage())
+      return 0
+    end
+    local cmd = cli.load_command(name)
+    if not cmd then require("klineage.args").usage_error("unknown command '%s'", name) end
+    print(cmd.usage .. "\n\n" .. cmd.help)
+    return 0
+  end,
+}

@@ -1,0 +1,36 @@
+return {
+  summary = "run a Lua workflow script with the kl modules available",
+  usage = "usage: klineage run SCRIPT.lua [ARGS...]",
+  help = [[
+Runs SCRIPT.lua in the engine's Lua state. The script sees the global
+`arg` (arg[0] is the script, arg[1..] its arguments) and can require the
+kl.* core modules and the klineage.* Lua modules. Errors show a traceback
+that points at the script's own lines. The script's return value, when it
+is an integer, becomes the exit code.]],
+  run = function(argv)
+    local script = argv[1]
+    if not script then require("klineage.args").usage_error("missing SCRIPT.lua") end
+    local chunk, err = loadfile(script)
+    if not chunk then
+      local h = io.open(script, "r")
+      if not h then require("klineage.args").usage_error("cannot open '%s'", script) end
+      h:close()
+      require("klineage.args").usage_error("%s", err)
+    end
+    local script_arg = { [0] = script }
+    for i = 2, #argv do script_arg[i - 1] = argv[i] end
+    _G.arg = script_arg
+    -- The traceback stops at the script's frames: the engine's own frames
+    -- below it would only hide where the error came from.
+    local ok, result = xpcall(chunk, function(e)
+      local tb = debug.traceback(tostring(e), 2)
+      local cut = tb:find("\n%s*%[C%]: in function 'xpcall'")
+      return cut and tb:sub(1, cut - 1) or tb
+    end, table.unpack(script_arg))
+    if not ok then
+      io.stderr:write("klineage run: " .. result .. "\n")
+      return 1
+    end
+    return math.type(result) == "integer" and result or 0
+  end,
+}

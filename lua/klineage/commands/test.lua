@@ -1,0 +1,22 @@
+return {
+  summary = "run Lua spec files (describe/it/expect) inside the engine",
+  usage = "usage: klineage test [--verbose] FILE...",
+  help = [[
+Runs each FILE in the engine's own Lua state, with the kl.* modules
+available and describe/it/expect in scope (see lua/klineage/testing.lua).
+Prints a line per failure with the spec's file:line, then
+"N passed, N failed". Exits 1 when anything failed.
+
+options:
+  --verbose   print every passing case too]],
+  run = function(argv)
+    local a = require("klineage.args").parse(argv, { flags = { verbose = "boolean" }, min = 1 })
+    for _, f in ipairs(a.positional) do
+      local h = io.open(f, "r")
+      if not h then require("klineage.args").usage_error("cannot open '%s'", f) end
+      h:close()
+    end
+    local _, failed = require("klineage.testing").run(a.positional, { verbose = a.verbose })
+    return failed == 0 and 0 or 1
+  end,
+}

@@ -1,0 +1,12 @@
+local host = require "kl.host"
+
+return {
+  summary = "print the klineage version",
+  usage = "usage: klineage version",
+  help = "Prints the version of klineage and of the Lua it embeds.",
+  run = function(argv)
+    require("klineage.args").parse(argv, { max = 0 })
+    print(string.format("klineage %s (%s)", host.version, host.lua_release))
+    return 0
+  end,
+}

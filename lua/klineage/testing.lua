@@ -1,0 +1,171 @@
+-- The Lua test runner used by `klineage test`. A spec file is a plain Lua
+-- chunk that calls describe/it/expect, provided in its environment:
+--
+--   describe("kl.md", function()
+--     it("drops raw HTML", function()
+--       expect(md.html("<b>x</b>")):never_contains("<b>")
+--     end)
+--   end)
+--
+-- A failing expectation reports the spec's file:line, not the runner's.
+local M = {}
+
+local Failure = {}
+Failure.__index = Failure
+Failure.__tostring = function(f) return f.message end
+
+-- Where in the spec file the failing expect was called: the first stack
+-- level that is not this file.
+local function spec_location()
+  local here = debug.getinfo(1, "S").source
+  for level = 3, 30 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source ~= here and info.currentline > 0 and info.source:sub(1, 1) == "@" then
+      return info.source:sub(2) .. ":" .. info.currentline
+    end
+  end
+  return "?"
+end
+
+local function fail(fmt, ...)
+  error(setmetatable({ message = spec_location() .. ": " .. string.format(fmt, ...) }, Failure), 0)
+end
+M.fail = fail
+
+local function show(v)
+  if type(v) == "string" then
+    if #v > 200 then v = v:sub(1, 200) .. "..." end
+    return string.format("%q", v)
+  end
+  return tostring(v)
+end
+
+local function deep_equal(a, b)
+  if a == b then return true end
+  if type(a) ~= "table" or type(b) ~= "table" then return false end
+  for k, v in pairs(a) do
+    if not deep_equal(v, b[k]) then return false end
+  end
+  for k in pairs(b) do
+    if a[k] == nil then return false end
+  end
+  return true
+end
+
+local Expect = {}
+Expect.__index = Expect
+
+function Expect:equals(want)
+  if not deep_equal(self.value, want) then fail("expected %s, got %s", show(want), show(self.value)) end
+  return self
+end
+function Expect:is_true() if self.value ~= true then fail("expected true, got %s", show(self.value)) end return self end
+function Expect:is_false() if self.value ~= false then fail("expected false, got %s", show(self.value)) end return self end
+function Expect:is_nil() if self.value ~= nil then fail("expected nil, got %s", show(self.value)) end return self end
+function Expect:exists() if self.value == nil then fail("expected a value, got nil") end return self end
+function Expect:is_a(t)
+  if type(self.value) ~= t then fail("expected a %s, got %s", t, type(self.value)) end
+  return self
+end
+function Expect:contains(s)
+  if type(self.value) ~= "string" or not self.value:find(s, 1, true) then
+    fail("expected %s to contain %s", show(self.value), show(s))
+  end
+  return self
+end
+function Expect:never_contains(s)
+  if type(self.value) == "string" and self.value:find(s, 1, true) then
+    fail("expected %s not to contain %s", show(self.value), show(s))
+  end
+  return self
+end
+function Expect:matches(pattern)
+  if type(self.value) ~= "string" or not self.value:match(pattern) then
+    fail("expected %s to match pattern %s", show(self.value), show(pattern))
+  end
+  return self
+end
+function Expect:at_least(n)
+  if type(self.value) ~= "number" or self.value < n then fail("expected >= %s, got %s", show(n), show(self.value)) end
+  return self
+end
+function Expect:at_most(n)
+  if type(self.value) ~= "number" or self.value > n then fail("expected <= %s, got %s", show(n), show(self.value)) end
+  return self
+end
+function Expect:near(want, tol)
+  if type(self.value) ~= "number" or math.abs(self.value - want) > tol then
+    fail("expected %s within %s of %s", show(self.value), show(tol), show(want))
+  end
+  return self
+end
+-- expect(fn):raises("substring") : fn must raise an error containing it.
+function Expect:raises(substring)
+  local ok, err = pcall(self.value)
+  if ok then fail("expected an error, none was raised") end
+  if substring and not tostring(err):find(substring, 1, true) then
+    fail("expected an error containing %s, got %s", show(substring), show(tostring(err)))
+  end
+  return self
+end
+
+function M.expect(value) return setmetatable({ value = value }, Expect) end
+
+-- Runs the spec files and prints one line per failure and a summary.
+-- Returns passed, failed.
+function M.run(files, opts)
+  opts = opts or {}
+  local out = opts.out or io.stdout
+  local passed, failed, skipped = 0, 0, 0
+  for _, file in ipairs(files) do
+    local stack = {}
+    local env = setmetatable({}, { __index = _G })
+    env.expect = M.expect
+    env.fail = fail
+    env.describe = function(name, fn)
+      stack[#stack + 1] = name
+      fn()
+      stack[#stack] = nil
+    end
+    -- it(name, fn) ; it.skip(name, reason) records a skipped case honestly.
+    env.it = setmetatable({
+      skip = function(name, reason)
+        skipped = skipped + 1
+        out:write(string.format("SKIP %s > %s: %s\n", table.concat(stack, " > "), name, reason or ""))
+      end,
+    }, {
+      __call = function(_, name, fn)
+        local full = table.concat(stack, " > ") .. (#stack > 0 and " > " or "") .. name
+        local ok, err = xpcall(fn, function(e)
+          if getmetatable(e) == Failure then return e end
+          return debug.traceback(tostring(e), 2)
+        end)
+        if ok then
+          passed = passed + 1
+          if opts.verbose then out:write("ok   " .. full .. "\n") end
+        else
+          failed = failed + 1
+          out:write(string.format("FAIL %s\n     %s\n", full, tostring(err):gsub("\n", "\n     ")))
+        end
+      end,
+    })
+    local chunk, err = loadfile(file, "t", env)
+    if not chunk then
+      failed = failed + 1
+      out:write("FAIL " .. file .. "\n     " .. err .. "\n")
+    else
+      local ok, e = xpcall(chunk, debug.traceback)
+      if not ok then
+        failed = failed + 1
+        out:write("FAIL " .. file .. " (outside any it)\n     " .. tostring(e):gsub("\n", "\n     ") .. "\n")
+      end
+    end
+  end
+  local summary = string.format("%d passed, %d failed", passed, failed)
+  if skipped > 0 then summary = summary .. string.format(", %d skipped", skipped) end
+  out:write(summary .. "\n")
+  return passed, failed, skipped
+end
+
+return M
