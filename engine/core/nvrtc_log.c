@@ -58,20 +58,34 @@ static int quoted_name(const char *s, const char **name, size_t *len) {
 
 int kl_ptxas_parse(const char *log, kl_ptxas_function *out, int max) {
   char line[1024];
+  /* last_name remembers the function being reported even past max, where
+   * out[] cannot, so "Function properties for X" after "Compiling entry
+   * function 'X'" is not counted twice. */
+  char last_name[256] = "";
   int count = 0, current = -1, found;
   for (const char *p = log; (p = next_line(p, line, sizeof line));) {
     const char *s;
     const char *name;
     size_t len;
+    int is_entry = 0;
     if ((s = strstr(line, "Compiling entry function ")) && quoted_name(s, &name, &len)) {
-      current = find_or_add(out, max, &count, name, len);
-      if (current < max) out[current].is_entry = 1;
+      is_entry = 1;
     } else if ((s = strstr(line, "Function properties for "))) {
       name = s + strlen("Function properties for ");
       len = strlen(name);
       while (len && (name[len - 1] == ' ' || name[len - 1] == ':')) len--;
-      current = find_or_add(out, max, &count, name, len);
-    } else if (current >= 0 && current < max) {
+    } else {
+      name = NULL;
+    }
+    if (name) {
+      int same = current >= 0 && strlen(last_name) == len && strncmp(last_name, name, len) == 0;
+      if (!same) current = find_or_add(out, max, &count, name, len);
+      size_t k = len < sizeof last_name - 1 ? len : sizeof last_name - 1;
+      memcpy(last_name, name, k);
+      last_name[k] = '\0';
+      if (is_entry && current < max) out[current].is_entry = 1;
+    }
+    if (!name && current >= 0 && current < max) {
       kl_ptxas_function *f = &out[current];
       long v;
       if (strstr(line, "stack frame")) {
@@ -96,42 +110,58 @@ int kl_ptxas_parse(const char *log, kl_ptxas_function *out, int max) {
   return count;
 }
 
-/* "file(12): error: message"  or  "file(12): catastrophic error: ..." */
+/* "file(12): error: message", "file(3): warning #177-D: message" or
+ * "file(12): catastrophic error: ...". The file name may hold parentheses,
+ * so the line number is the last "(digits): " of the head. */
 static int parse_diag_head(const char *line, kl_diagnostic *d) {
-  const char *open = strchr(line, '(');
-  if (!open) return 0;
-  const char *close = strstr(open, "): ");
+  const char *close = NULL;
+  for (const char *q = strstr(line, "): "); q; q = strstr(q + 1, "): ")) {
+    const char *open = q;
+    while (open > line && open[-1] >= '0' && open[-1] <= '9') open--;
+    if (open > line && open < q && open[-1] == '(') {
+      close = q;
+      break;
+    }
+  }
   if (!close) return 0;
-  for (const char *q = open + 1; q < close; q++)
-    if (*q < '0' || *q > '9') return 0;
+  const char *open = close;
+  while (open[-1] != '(') open--;
+  open--; /* at '(' */
   const char *rest = close + 3;
   static const char *const severities[] = {"catastrophic error", "error", "warning"};
   for (size_t i = 0; i < sizeof severities / sizeof severities[0]; i++) {
     size_t n = strlen(severities[i]);
-    if (strncmp(rest, severities[i], n) == 0 && rest[n] == ':') {
-      size_t flen = (size_t)(open - line);
-      if (flen >= sizeof d->file) flen = sizeof d->file - 1;
-      memcpy(d->file, line, flen);
-      d->file[flen] = '\0';
-      d->line = atoi(open + 1);
-      d->col = 0;
-      snprintf(d->severity, sizeof d->severity, "%s", severities[i]);
-      const char *msg = rest + n + 1;
-      while (*msg == ' ') msg++;
-      snprintf(d->message, sizeof d->message, "%.*s", (int)sizeof d->message - 1, msg);
-      return 1;
+    if (strncmp(rest, severities[i], n) != 0) continue;
+    const char *after = rest + n;
+    if (after[0] == ' ' && after[1] == '#') { /* diagnostic number: " #177-D" */
+      after += 2;
+      while (*after && *after != ':' && *after != ' ') after++;
     }
+    if (*after != ':') continue;
+    size_t flen = (size_t)(open - line);
+    if (flen >= sizeof d->file) flen = sizeof d->file - 1;
+    memcpy(d->file, line, flen);
+    d->file[flen] = '\0';
+    d->line = atoi(open + 1);
+    d->col = 0;
+    snprintf(d->severity, sizeof d->severity, "%s", severities[i]);
+    const char *msg = after + 1;
+    while (*msg == ' ') msg++;
+    snprintf(d->message, sizeof d->message, "%.*s", (int)sizeof d->message - 1, msg);
+    return 1;
   }
   return 0;
 }
 
-/* The EDG front end prints the source line and then a caret line. */
+/* The EDG front end prints the source line indented by two spaces, then a
+ * caret line under it: the column is the caret's, less that indent. */
 static int caret_column(const char *line) {
   const char *c = strchr(line, '^');
   if (!c) return 0;
   for (const char *q = line; q < c; q++)
     if (*q != ' ' && *q != '\t') return 0;
-  return (int)(c - line) + 1;
+  int col = (int)(c - line) + 1 - 2;
+  return col >= 1 ? col : 1;
 }
 
 int kl_nvrtc_first_diagnostic(const char *log, kl_diagnostic *d) {

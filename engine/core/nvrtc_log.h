@@ -29,7 +29,7 @@ typedef struct {
   char file[256];
   int line;          /* 1-based; 0 when the log names no line */
   int col;           /* 1-based, from the caret line; 0 when absent */
-  char severity[16]; /* "error", "warning", "catastrophic error" */
+  char severity[24]; /* "error", "warning", "catastrophic error" */
   char message[512];
 } kl_diagnostic;
 

@@ -7,6 +7,8 @@
 #include <lua.h>
 
 #define KL_MODULES(X) \
+  X(cuda)             \
+  X(cupti)            \
   X(host)             \
   X(http)             \
   X(md)               \

@@ -129,7 +129,8 @@ static int push_failure(lua_State *L, const char *log) {
 
 static int nvrtc_compile(lua_State *L) {
   size_t srclen;
-  const char *src = luaL_checklstring(L, 1, &srclen);
+  luaL_checktype(L, 1, LUA_TSTRING); /* a number is no source */
+  const char *src = lua_tolstring(L, 1, &srclen);
   if (lua_isnoneornil(L, 2)) {
     lua_settop(L, 1);
     lua_newtable(L);

@@ -112,6 +112,31 @@ end
 
 function M.expect(value) return setmetatable({ value = value }, Expect) end
 
+local function shell_quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+M.shell_quote = shell_quote
+
+-- klineage(arg1, arg2, ...) runs this very binary as a child process and
+-- returns its combined output and exit code, for tests of the command line.
+function M.klineage(...)
+  local parts = { shell_quote(require("kl.host").executable()) }
+  for _, a in ipairs({ ... }) do parts[#parts + 1] = shell_quote(a) end
+  local h = io.popen(table.concat(parts, " ") .. " 2>&1", "r")
+  local out = h:read("a")
+  local _, _, code = h:close()
+  return out, code
+end
+
+-- A scratch file with the given contents; returns its path.
+function M.scratch_file(contents, suffix)
+  local path = os.tmpname() .. (suffix or "")
+  local h = assert(io.open(path, "wb"))
+  h:write(contents)
+  h:close()
+  return path
+end
+
 -- Runs the spec files and prints one line per failure and a summary.
 -- Returns passed, failed.
 function M.run(files, opts)
@@ -123,6 +148,8 @@ function M.run(files, opts)
     local env = setmetatable({}, { __index = _G })
     env.expect = M.expect
     env.fail = fail
+    env.klineage = M.klineage
+    env.scratch_file = M.scratch_file
     env.describe = function(name, fn)
       stack[#stack + 1] = name
       fn()

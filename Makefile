@@ -1,0 +1,30 @@
+# Thin wrappers over CMake, so the README's two commands do all the set-up.
+#   make run    install dependencies, build, run the main job
+#   make test   install dependencies, build with -Werror, run the CPU test suite
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+
+.PHONY: deps build run test test-gpu clean
+
+deps:
+	scripts/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DKL_WERROR=ON
+	cmake --build $(BUILD) -j$(JOBS)
+
+# The main job on the default backend. Until the lineage walk lands, it
+# checks the installation and compiles the shipped example kernel.
+run: build
+	$(BUILD)/bin/klineage doctor
+	$(BUILD)/bin/klineage compile gpu/examples/saxpy.cu
+
+test: build
+	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
+
+# On a GPU machine: everything, the gpu label included.
+test-gpu: build
+	cd $(BUILD) && ctest --output-on-failure
+
+clean:
+	rm -rf $(BUILD)
