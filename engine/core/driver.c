@@ -9,9 +9,6 @@
 
 #include "core/libpath.h"
 
-typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
-                                CUdriverProcAddressQueryResult *);
-
 static kl_driver_api api;
 static const char *load_error;
 static char load_error_buf[512];
@@ -26,27 +23,23 @@ static void load_once(void) {
     load_error = load_error_buf;
     return;
   }
-  get_proc_fn get_proc = (get_proc_fn)dlsym(lib, "cuGetProcAddress_v2");
-  if (!get_proc) {
-    load_error = "libcuda.so.1 has no cuGetProcAddress_v2 (driver older than CUDA 12)";
-    return;
-  }
-  kl_library_of((const void *)get_proc, driver_path, sizeof driver_path);
-#define KL_DRIVER_RESOLVE(name)                                                              \
-  {                                                                                          \
-    CUdriverProcAddressQueryResult status;                                                   \
-    void *fn = NULL;                                                                         \
-    if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS \
-        || !fn) {                                                                            \
-      snprintf(load_error_buf, sizeof load_error_buf,                                        \
-               "the driver has no %s for CUDA %d (status %d)", #name, CUDA_VERSION, (int)status); \
-      load_error = load_error_buf;                                                           \
-      return;                                                                                \
-    }                                                                                        \
-    memcpy(&api.name, &fn, sizeof fn);                                                       \
+/* Two levels, so that the argument is macro-expanded first. */
+#define KL_STRINGIFY(x) #x
+#define KL_SYMBOL_NAME(x) KL_STRINGIFY(x)
+#define KL_DRIVER_RESOLVE(name)                                                      \
+  {                                                                                  \
+    void *fn = dlsym(lib, KL_SYMBOL_NAME(name));                                     \
+    if (!fn) {                                                                       \
+      snprintf(load_error_buf, sizeof load_error_buf, "the driver has no %s",        \
+               KL_SYMBOL_NAME(name));                                                \
+      load_error = load_error_buf;                                                   \
+      return;                                                                        \
+    }                                                                                \
+    memcpy(&api.name, &fn, sizeof fn);                                               \
   }
   KL_DRIVER_FUNCTIONS(KL_DRIVER_RESOLVE)
 #undef KL_DRIVER_RESOLVE
+  kl_library_of((const void *)api.cuInit, driver_path, sizeof driver_path);
   CUresult r = api.cuInit(0);
   if (r != CUDA_SUCCESS) {
     char buf[256];

@@ -1,8 +1,10 @@
 /* The CUDA driver, loaded at run time with dlopen("libcuda.so.1") so that
  * klineage starts and works (compile, emu, reports) where there is no GPU.
- * Every entry point is resolved once through cuGetProcAddress for the
- * toolkit's CUDA_VERSION, which picks the same ABI version (_v2, ...) that
- * cuda.h's macros would have linked. */
+ * Every entry point is resolved with dlsym under the exact versioned name
+ * that cuda.h maps it to (cuMemAlloc -> cuMemAlloc_v2), which is what a
+ * link against libcuda would bind. cuGetProcAddress is not used: for a
+ * given CUDA version it returns the newest ABI of a function, which can
+ * differ from the header's prototype (cuCtxSynchronize vs _v2 in 13.0). */
 #ifndef KL_DRIVER_H
 #define KL_DRIVER_H
 
