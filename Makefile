@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps build run test test-gpu clean
+.PHONY: deps build run test test-asan test-gpu clean
 
 deps:
 	scripts/install-deps.sh
@@ -22,9 +22,16 @@ run: build
 test: build
 	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
 
+# The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
+# NVRTC keeps allocations alive until exit, so leak checking is off.
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -DKL_WERROR=ON -DKL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(BUILD)-asan -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE gpu --output-on-failure -j$(JOBS)
+
 # On a GPU machine: everything, the gpu label included.
 test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan

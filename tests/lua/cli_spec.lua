@@ -44,6 +44,7 @@ describe("klineage compile", function()
     local r = require("cjson").decode(out)
     expect(r.arch):equals("sm_90")
     expect(r.cubin_bytes > 0):is_true()
+    if not r.functions.saxpy then fail("no saxpy in the JSON report: %s", out) end
     expect(r.functions.saxpy.registers > 0):is_true()
   end)
   it("gives PTX and no cubin for a virtual arch", function()
