@@ -20,6 +20,7 @@
 #include <lua.h>
 
 #include "core/driver.h"
+#include "lua/cuda.h"
 
 #define CONTEXT_MT "kl.Context"
 #define MODULE_MT "kl.Module"
@@ -31,6 +32,7 @@
 typedef struct {
   CUcontext ctx; /* NULL once released */
   CUdevice dev;
+  int ordinal;
 } context_box;
 
 typedef struct {
@@ -172,6 +174,12 @@ static int cuda_devices(lua_State *L) {
   return 1;
 }
 
+static context_box *check_context(lua_State *L, int i) {
+  context_box *c = luaL_checkudata(L, i, CONTEXT_MT);
+  if (!c->ctx) luaL_argerror(L, i, "context is closed");
+  return c;
+}
+
 /* cuda.context(index) -> Context : retains the device's primary context */
 static int cuda_context(lua_State *L) {
   need_driver(L);
@@ -183,17 +191,19 @@ static int cuda_context(lua_State *L) {
   r = cu->cuDevicePrimaryCtxRetain(&ctx, c->dev);
   if (r != CUDA_SUCCESS) return push_cuda_error(L, r, "cuDevicePrimaryCtxRetain");
   c->ctx = ctx;
+  c->ordinal = index;
   use_context(L, c);
   return 1;
 }
 
-/* --- Context ------------------------------------------------------------- */
-
-static context_box *check_context(lua_State *L, int i) {
-  context_box *c = luaL_checkudata(L, i, CONTEXT_MT);
-  if (!c->ctx) luaL_argerror(L, i, "context is closed");
-  return c;
+CUcontext kl_check_cuda_context(lua_State *L, int i, int *ordinal) {
+  context_box *c = check_context(L, i);
+  use_context(L, c);
+  if (ordinal) *ordinal = c->ordinal;
+  return c->ctx;
 }
+
+/* --- Context ------------------------------------------------------------- */
 
 static int context_close(lua_State *L) {
   context_box *c = luaL_checkudata(L, 1, CONTEXT_MT);
