@@ -4,11 +4,14 @@
  * makes sure that every call into Lua is protected and that an error
  * reaches the user with a traceback. */
 #include <errno.h>
+#include <execinfo.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -109,7 +112,28 @@ static int run_cli(lua_State *L) {
   return 1;
 }
 
+/* A crash in C (ours or a library's) prints where it happened before the
+ * process dies with the same signal, so a bug report carries a backtrace.
+ * Only async-signal-safe calls here. */
+static void on_fatal_signal(int sig) {
+  static const char head[] = "klineage: fatal signal; C backtrace:\n";
+  void *frames[64];
+  if (write(2, head, sizeof head - 1) < 0) _exit(128 + sig);
+  int n = backtrace(frames, 64);
+  backtrace_symbols_fd(frames, n, 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void install_crash_handler(void) {
+  void *warm[1];
+  backtrace(warm, 1); /* loads libgcc now, not inside the handler */
+  const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], on_fatal_signal);
+}
+
 int main(int argc, char **argv) {
+  install_crash_handler();
   char home[PATH_MAX];
   if (!find_home(home, sizeof home)) {
     fprintf(stderr,

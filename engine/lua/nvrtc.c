@@ -153,6 +153,11 @@ static int nvrtc_compile(lua_State *L) {
   lua_pushfstring(L, "-arch=%s", arch); /* 5 */
   options[nopt++] = lua_tostring(L, 5);
   if (want_cubin) options[nopt++] = "--ptxas-options=-v";
+  /* Where a driver is present NVRTC reuses cubins from the driver's compute
+   * cache and then runs no ptxas, so the log has no resource report. The
+   * engine keeps its own content-addressed cache (with the report), so
+   * NVRTC's is turned off. */
+  options[nopt++] = "--no-cache";
   lua_getfield(L, 2, "options"); /* 6 */
   if (!lua_isnil(L, 6)) {
     luaL_checktype(L, 6, LUA_TTABLE);
