@@ -17,6 +17,7 @@ struct kl_metrics_session {
   char chip[64];
   CUpti_Profiler_Host_Object *host;
   CUpti_RangeProfiler_Object *profiler;
+  uint8_t *availability; /* kept: the host object reads it after Initialize */
   uint8_t *config;
   size_t config_size;
   uint8_t *counter_data;
@@ -53,21 +54,17 @@ static int host_setup(kl_metrics_session *s, int device, char *err, size_t n) {
       CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE, NULL, s->ctx, 0, NULL};
   r = cuptiProfilerGetCounterAvailability(&avail);
   if (r != CUPTI_SUCCESS) return fail(err, n, "cuptiProfilerGetCounterAvailability", r);
-  uint8_t *image = malloc(avail.counterAvailabilityImageSize);
-  if (!image) return snprintf(err, n, "out of memory"), -1;
-  avail.pCounterAvailabilityImage = image;
+  s->availability = malloc(avail.counterAvailabilityImageSize);
+  if (!s->availability) return snprintf(err, n, "out of memory"), -1;
+  avail.pCounterAvailabilityImage = s->availability;
   r = cuptiProfilerGetCounterAvailability(&avail);
-  if (r != CUPTI_SUCCESS) {
-    free(image);
-    return fail(err, n, "cuptiProfilerGetCounterAvailability", r);
-  }
+  if (r != CUPTI_SUCCESS) return fail(err, n, "cuptiProfilerGetCounterAvailability", r);
 
   CUpti_Profiler_Host_Initialize_Params init = {.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
   init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   init.pChipName = s->chip;
-  init.pCounterAvailabilityImage = image;
+  init.pCounterAvailabilityImage = s->availability;
   r = cuptiProfilerHostInitialize(&init);
-  free(image);
   if (r != CUPTI_SUCCESS) return fail(err, n, "cuptiProfilerHostInitialize", r);
   s->host = init.pHostObject;
 
@@ -245,6 +242,7 @@ void kl_metrics_close(kl_metrics_session *s) {
     d.pHostObject = s->host;
     cuptiProfilerHostDeinitialize(&d);
   }
+  free(s->availability);
   free(s->config);
   free(s->counter_data);
   free(s->last_range_name);
