@@ -18,6 +18,25 @@ describe("kl.cupti on a GPU", function()
   local x, y = assert(ctx:alloc(4 * n)), assert(ctx:alloc(4 * n))
   x:fill_u32(0x3f800000) -- 1.0f
   y:fill_u32(0x40000000) -- 2.0f
+  -- Reading a buffer twice the L2 leaves only clean lines behind, so the
+  -- profiled kernel's DRAM writes are its own and not older dirty lines.
+  local flush_src = [[
+extern "C" __global__ void l2_flush_read(const float4 *p, long long n, float *sink) {
+  float s = 0.f;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) s += p[i].x;
+  if (s == 123.456f) sink[0] = s;
+}]]
+  local flush = assert(assert(ctx:load(assert(nvrtc.compile(flush_src,
+    { arch = string.format("sm_%d%d", dev.major, dev.minor) })).cubin)):func("l2_flush_read"))
+  local flush_bytes = 2 * dev.l2_bytes
+  local flush_buf, sink = assert(ctx:alloc(flush_bytes)), assert(ctx:alloc(4))
+  flush_buf:fill_u32(0)
+  local function clean_l2()
+    assert(flush:launch { grid = dev.sms * 8, block = 256, args = { flush_buf, { "i64", flush_bytes // 16 }, sink } })
+    assert(ctx:synchronize())
+  end
+
   local function launch()
     return saxpy:launch { grid = (n + 255) // 256, block = 256, args = { { "i32", n }, { "f32", 0.5 }, x, y } }
   end
@@ -58,6 +77,7 @@ describe("kl.cupti on a GPU", function()
     if not m then fail("metrics: %s", err) end
     expect(m.chip):equals("GH100")
     expect(m.passes):at_least(1)
+    clean_l2()
     assert(m:begin())
     assert(launch())
     local ranges = assert(m:finish())
