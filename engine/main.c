@@ -76,6 +76,9 @@ static int run_cli(lua_State *L) {
   int argc = (int)lua_tointeger(L, 3);
 
   luaL_openlibs(L);
+  /* kl.host publishes it as host.home: where lua/, gpu/ and skills/ are. */
+  lua_pushstring(L, home);
+  lua_setfield(L, LUA_REGISTRYINDEX, "kl.home");
   preload(L, "lpeg", luaopen_lpeg);
   preload(L, "cjson", luaopen_cjson);
   preload(L, "cjson.safe", luaopen_cjson_safe);

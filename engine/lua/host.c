@@ -1,6 +1,7 @@
 /* kl.host: facts about the running engine that Lua cannot see itself:
- * where it lives, which libraries it loaded, a monotonic clock, and whether
- * a stream is a terminal. */
+ * where it lives (host.home: the folder holding lua/, gpu/, skills/),
+ * which libraries it loaded, a monotonic clock, and whether a stream is a
+ * terminal. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <stdio.h>
@@ -83,5 +84,7 @@ int luaopen_kl_host(lua_State *L) {
   lua_setfield(L, -2, "version");
   lua_pushliteral(L, LUA_RELEASE);
   lua_setfield(L, -2, "lua_release");
+  lua_getfield(L, LUA_REGISTRYINDEX, "kl.home"); /* set by the host, nil elsewhere */
+  lua_setfield(L, -2, "home");
   return 1;
 }

@@ -1,0 +1,336 @@
+-- The cuda worker backend: one GPU context in this process, driven by the
+-- requests of protocol.lua. The pool runs it as `klineage worker --backend
+-- cuda` with CUDA_VISIBLE_DEVICES set to one device, so a kernel that
+-- faults or hangs takes down only this process.
+--
+-- Inputs are generated on the device by gpu/device/randgen.cu, the same
+-- algorithm as the host generator (engine/core/randgen.h), so both backends
+-- see bit-identical inputs. Outputs are poisoned with 0xFF bytes (NaN in
+-- every float type). Timing is CUPTI activity on L2-flushed samples
+-- (measure/gpu_timer.lua); metrics come from the CUPTI range profiler.
+local cuda = require "kl.cuda"
+local cupti = require "kl.cupti"
+local nvrtc = require "kl.nvrtc"
+local randgen = require "kl.randgen"
+local hash = require "kl.hash"
+local host = require "kl.host"
+local proc = require "kl.proc"
+local protocol = require "klineage.worker.protocol"
+local files = require "klineage.files"
+local gpu_timer = require "klineage.measure.gpu_timer"
+local sampler = require "klineage.measure.sampler"
+
+local M = {}
+
+local Worker = {}
+Worker.__index = Worker
+
+-- kl_dtype and kl_init_kind codes of engine/core/randgen.h.
+local DTYPE = { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, i32 = 4, u32 = 5, i64 = 6, u8 = 7 }
+local INIT = { uniform = 1, normal = 2, int = 3 }
+local INTEGER = { i32 = true, u32 = true, i64 = true, u8 = true }
+
+local function bad(message) error({ verdict = "bad_request", message = message }, 0) end
+
+-- A device error after a launch is sticky: the context is lost, and so is
+-- this worker (it exits after replying, and the pool starts a fresh one).
+local function fault(message) error({ verdict = "fault", message = message }, 0) end
+
+function M.new()
+  local ok, why = cuda.load()
+  if not ok then return nil, "no CUDA driver: " .. why end
+  local devices = cuda.devices()
+  if #devices == 0 then return nil, "no CUDA device visible" end
+  local dev = devices[1]
+  local ctx = cuda.context(0)
+  local arch = string.format("sm_%d%d", dev.major, dev.minor)
+  local src = assert(files.read_text(host.home .. "/gpu/device/randgen.cu"))
+  local r, err = nvrtc.compile(src, { arch = arch, name = "randgen.cu", options = { "--fmad=false" } })
+  if not r then return nil, "cannot compile the input generator: " .. err end
+  local gen_module = assert(ctx:load(r.cubin))
+  return setmetatable({
+    ctx = ctx, dev = dev, arch = arch,
+    generator = assert(gen_module:func("kl_randgen_fill")), generator_module = gen_module,
+    modules = {}, functions = {}, buffers = {}, optin = {},
+  }, Worker)
+end
+
+function Worker:buffer(name)
+  local b = self.buffers[name]
+  if not b then bad("no buffer '" .. tostring(name) .. "'") end
+  return b
+end
+
+function Worker:sync(what)
+  local ok, err = self.ctx:synchronize()
+  if not ok then fault(what .. ": " .. err) end
+end
+
+function Worker:hello()
+  local d = self.dev
+  return {
+    op = "ready", protocol = protocol.VERSION, backend = "cuda", pid = proc.getpid(),
+    device = { index = 0, name = d.name, arch = self.arch, sm_count = d.sms,
+               clock_mhz = (d.clock_khz or 0) // 1000, memory_bytes = d.memory,
+               driver = cuda.driver_version(), l2_bytes = d.l2_bytes },
+  }
+end
+
+function Worker:load(req)
+  local image
+  if req.cubin_b64 then
+    local err
+    image, err = protocol.unbase64(req.cubin_b64)
+    if not image then bad("load: " .. err) end
+  elseif req.cubin_path then
+    local h = io.open(req.cubin_path, "rb")
+    if not h then bad("load: cannot open " .. req.cubin_path) end
+    image = h:read("a")
+    h:close()
+  else
+    bad("load: the cuda backend needs cubin_b64 or cubin_path")
+  end
+  local mod, err = self.ctx:load(image)
+  if not mod then return nil, "bad_request", "load: " .. err end
+  self.modules[req.module] = mod
+  local functions = {}
+  for _, name in ipairs(req.kernels or {}) do
+    local fn, ferr = mod:func(name)
+    if not fn then return nil, "bad_request", "load: no kernel " .. name .. ": " .. ferr end
+    self.functions[req.module .. "\0" .. name] = fn
+    local a = fn:attributes()
+    functions[name] = { registers = a.registers, smem = a.smem, max_threads = a.max_threads,
+                        local_bytes = a.local_bytes }
+  end
+  return { functions = functions }
+end
+
+function Worker:alloc(req)
+  for _, b in pairs(self.buffers) do b.mem:close() end
+  self.buffers = {}
+  for _, spec in ipairs(req.buffers) do
+    local size = randgen.size(spec.type)
+    local count = protocol.integer(spec.count)
+    if not size or not count or count < 0 then bad("alloc: bad buffer " .. tostring(spec.name)) end
+    local mem, err = self.ctx:alloc(math.max(count * size, 1))
+    if not mem then return nil, "bad_request", "alloc " .. spec.name .. ": " .. err end
+    self.buffers[spec.name] = { mem = mem, type = spec.type, count = count, size = count * size }
+  end
+  return {}
+end
+
+function Worker:init(req)
+  local seed = protocol.integer(req.seed)
+  if not seed then bad("init: seed must be an integer") end
+  for _, spec in ipairs(req.buffers) do
+    local b = self:buffer(spec.name)
+    local init, lo, hi = spec.init, 0, 0
+    if type(init) == "table" then init, lo, hi = init[1], protocol.integer(init[2]), protocol.integer(init[3]) end
+    if init == "zeros" then
+      b.mem:fill_u32(0)
+    else
+      if not INIT[init] then bad("init: unknown init '" .. tostring(init) .. "'") end
+      if init ~= "int" and INTEGER[b.type] then bad("init: " .. init .. " does not apply to " .. b.type) end
+      if init == "int" and (not lo or not hi or lo > hi) then bad("init: int needs integers lo <= hi") end
+      if b.count > 0 then
+        local ok, err = self.generator:launch {
+          grid = math.min((b.count + 255) // 256, self.dev.sms * 32), block = 256,
+          args = { b.mem, { "i64", b.count }, { "i32", DTYPE[b.type] }, { "i32", INIT[init] },
+                   { "u64", seed }, { "u64", protocol.integer(spec.stream) or 0 }, { "i64", lo }, { "i64", hi } },
+        }
+        if not ok then fault("init: " .. err) end
+      end
+    end
+  end
+  self:sync("init")
+  return self:checksum({ buffers = (function()
+    local names = {}
+    for i, spec in ipairs(req.buffers) do names[i] = spec.name end
+    return names
+  end)() })
+end
+
+function Worker:upload(req)
+  local b = self:buffer(req.name)
+  local data, err = protocol.unbase64(req.data_b64)
+  if not data then bad("upload: " .. err) end
+  if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
+  if #data > 0 then assert(b.mem:upload(data)) end
+  return {}
+end
+
+function Worker:poison(req)
+  for _, name in ipairs(req.buffers) do assert(self:buffer(name).mem:fill_u32(0xFFFFFFFF)) end
+  return {}
+end
+
+function Worker:zero(req)
+  assert(self:buffer(req.buffer).mem:fill_u32(0))
+  return {}
+end
+
+-- Resolves a launch request into a closure that launches without checking
+-- anything again: the timing loop calls it many times.
+function Worker:prepare(req)
+  local fn = self.functions[tostring(req.module) .. "\0" .. tostring(req.kernel)]
+  if not fn then
+    local mod = self.modules[req.module]
+    if not mod then bad("no module '" .. tostring(req.module) .. "'") end
+    local err
+    fn, err = mod:func(req.kernel)
+    if not fn then bad("no kernel '" .. tostring(req.kernel) .. "': " .. err) end
+    self.functions[req.module .. "\0" .. req.kernel] = fn
+  end
+  local args = {}
+  for i, a in ipairs(req.args) do
+    if a[1] == "buf" then args[i] = self:buffer(a[2]).mem else args[i] = { a[1], a[2] } end
+  end
+  local smem = protocol.integer(req.smem) or 0
+  if smem > 48 * 1024 and (self.optin[fn] or 0) < smem then
+    local ok, err = fn:set_max_dynamic_smem(smem)
+    if not ok then error({ verdict = "launch_error", message = err }, 0) end
+    self.optin[fn] = smem
+  end
+  local launch = { grid = req.grid, block = req.block, smem = smem, args = args }
+  return function() return fn:launch(launch) end
+end
+
+function Worker:launch(req)
+  local run = self:prepare(req)
+  local a, b = self.ctx:event(), self.ctx:event()
+  a:record()
+  local ok, err = run()
+  if not ok then return nil, "launch_error", err end
+  b:record()
+  self:sync(req.kernel)
+  return { ms = a:elapsed(b) }
+end
+
+function Worker:read(req)
+  local b = self:buffer(req.buffer)
+  local size = randgen.size(b.type)
+  if req.index ~= nil then
+    local i = protocol.integer(req.index)
+    if not i or i < 0 or i >= b.count then bad("read: index out of range") end
+    return { value = randgen.get(b.type, assert(b.mem:download(size, i * size)), 1) }
+  end
+  return { data_b64 = protocol.base64(b.size > 0 and assert(b.mem:download()) or "") }
+end
+
+function Worker:snapshot(req)
+  for _, name in ipairs(req.buffers) do
+    local b = self:buffer(name)
+    local key = name .. "@" .. req.as
+    local old = self.buffers[key]
+    if old then old.mem:close() end
+    local mem = assert(self.ctx:alloc(math.max(b.size, 1)))
+    if b.size > 0 then assert(mem:copy_from(b.mem)) end
+    self.buffers[key] = { mem = mem, type = b.type, count = b.count, size = b.size }
+  end
+  return {}
+end
+
+function Worker:compare(req)
+  local out, ref = self:buffer(req.buffer), self:buffer(req.against)
+  if out.type ~= ref.type or out.count ~= ref.count then bad("compare: buffers differ in type or size") end
+  return randgen.compare(out.type, assert(out.mem:download()), assert(ref.mem:download()),
+    { rtol = req.rtol or 0, atol = req.atol or 0 })
+end
+
+function Worker:checksum(req)
+  local sums = {}
+  for _, name in ipairs(req.buffers) do
+    local b = self:buffer(name)
+    sums[name] = hash.sha256(b.size > 0 and assert(b.mem:download()) or "")
+  end
+  return { checksums = sums }
+end
+
+-- A sequence of launch and zero steps, as one run.
+function Worker:sequence(steps)
+  local run = {}
+  for i, step in ipairs(steps) do
+    if step.op == "launch" then
+      run[i] = self:prepare(step)
+    elseif step.op == "zero" then
+      local mem = self:buffer(step.buffer).mem
+      run[i] = function() return mem:fill_u32(0) end
+    else
+      bad("a sequence holds launch and zero steps only")
+    end
+  end
+  return function()
+    for _, f in ipairs(run) do
+      local ok, err = f()
+      if not ok then return nil, err end
+    end
+    return true
+  end
+end
+
+function Worker:time(req)
+  local run = self:sequence(req.sequence)
+  self.timer = self.timer or gpu_timer.new(self.ctx, self.dev)
+  local result = sampler.run {
+    sample = function()
+      local ns, info = self.timer:sample(run)
+      if not ns then fault("time: " .. tostring(info)) end
+      return ns, info
+    end,
+    warmup = protocol.integer(req.warmup), min_samples = protocol.integer(req.min_samples),
+    max_samples = protocol.integer(req.max_samples), max_seconds = req.max_seconds,
+    noise = req.target_noise,
+  }
+  local clocks, throttled, event_ns = {}, 0, {}
+  for i, info in ipairs(result.infos) do
+    if info.clock_mhz then clocks[#clocks + 1] = info.clock_mhz end
+    if info.throttled then throttled = throttled + 1 end
+    event_ns[i] = info.event_ns
+  end
+  table.sort(clocks)
+  local ms = {}
+  for i, ns in ipairs(result.samples) do ms[i] = ns / 1e6 end
+  return {
+    samples_ms = ms, median_ms = result.median / 1e6, ci_ms = { result.ci[1] / 1e6, result.ci[2] / 1e6 },
+    noise = result.noise, converged = result.converged, stop = result.reason,
+    clock_mhz = clocks[(#clocks + 1) // 2], max_clock_mhz = self.timer.max_clock_mhz,
+    throttled = throttled > 0, throttled_samples = throttled,
+    event_median_ms = require("klineage.measure.stats").median(event_ns) / 1e6,
+    kernels = result.infos[1] and result.infos[1].kernels or 0, source = "cupti",
+  }
+end
+
+function Worker:metrics(req)
+  local run = self:sequence(req.sequence)
+  local m, err = cupti.metrics(self.ctx, req.names, 256)
+  if not m then return nil, "unsupported", "metrics: " .. err end
+  local passes = m.passes
+  local ok, berr = m:begin()
+  if not ok then m:close() return nil, "unsupported", "metrics: " .. berr end
+  local rok, rerr = run()
+  if not rok then m:close() fault("metrics: " .. rerr) end
+  self:sync("metrics")
+  local ranges, ferr = m:finish()
+  m:close()
+  if not ranges then return nil, "unsupported", "metrics: " .. ferr end
+  -- One range per kernel launch. Counters (.sum) add up over the launches
+  -- of the run; rates and percentages are weighted by each launch's time.
+  local values, weight = {}, 0
+  for _, r in ipairs(ranges) do weight = weight + (r.values["gpu__time_duration.sum"] or 1) end
+  for _, name in ipairs(req.names) do
+    local v = 0
+    for _, r in ipairs(ranges) do
+      local w = (r.values["gpu__time_duration.sum"] or 1) / weight
+      v = v + (name:match("%.sum$") and r.values[name] or r.values[name] * w)
+    end
+    values[name] = v
+  end
+  return { values = values, passes = passes, ranges = ranges }
+end
+
+function Worker:bye()
+  if self.timer then self.timer:close() end
+  return {}
+end
+
+return M
