@@ -1,0 +1,472 @@
+-- The gate: the judge of every candidate kernel. One evaluation runs four
+-- stages and records each with its numbers and a verdict:
+--
+--   compile   NVRTC through the content-addressed cache; ptxas resources and
+--             theoretical occupancy at the bench launch.
+--   correct   against the baseline kernel run in the same worker, for every
+--             size the candidate's `@kl requires` allows (test sizes and the
+--             bench size) and several seeds. Inputs are fresh per trial and
+--             identical for baseline and candidate; pure outputs are
+--             poisoned (0xFF: NaN) before each launch; inputs are
+--             checksummed after the candidate ran (a mutated input is its
+--             own verdict).
+--   profile   CUPTI-timed, L2-flushed, adaptive samples at the bench size;
+--             the output is checked again afterwards; a time under the
+--             roofline bound from measured ceilings is "suspicious".
+--   metrics   CUPTI range-profiler metrics (on request).
+--
+--   gate.evaluate(candidate, w, opts) -> record
+--     candidate = { file = path [, source = text] [, kernel = entry] [, label] }
+--     w         = workload.load(...)
+--     opts      = { pool = worker pool (required), baseline = candidate
+--                   (default: the lineage's first version), seeds = { 1, 2, 3 },
+--                   arch = "sm_90" (default: the worker's), profile = true,
+--                   metrics = false | true | { names }, journal = J,
+--                   ceilings = { copy_gbps, fp32_tflops } }
+--   record.verdict is "ok" or the first failing stage's verdict; the
+--   record is appended to opts.journal when given.
+local annotations = require "klineage.annotations"
+local cache = require "klineage.cache"
+local files = require "klineage.files"
+local workload = require "klineage.workload"
+local protocol = require "klineage.worker.protocol"
+local hash = require "kl.hash"
+local nvrtc = require "kl.nvrtc"
+local host = require "kl.host"
+
+local M = {}
+
+M.DEFAULT_METRICS = {
+  "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+  "dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active",
+  "smsp__inst_executed.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+  "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+}
+
+-- A time under this fraction of the roofline bound is rejected: the bound
+-- comes from measured ceilings, so the margin covers their own error.
+M.ROOFLINE_MARGIN = 0.85
+
+-- C parameter types -> protocol scalar kinds.
+local SCALAR = {
+  int = "i32", ["signed"] = "i32", ["signed int"] = "i32", int32_t = "i32",
+  unsigned = "u32", ["unsigned int"] = "u32", uint32_t = "u32",
+  ["long long"] = "i64", ["long long int"] = "i64", long = "i64", int64_t = "i64",
+  ["unsigned long long"] = "i64", ["unsigned long"] = "i64", uint64_t = "i64", size_t = "i64",
+  float = "f32", double = "f64",
+}
+
+-- The kind of each parameter of entry `name`: "buf" for pointers, a scalar
+-- kind otherwise. Uses kl.source; nil, message when the entry is missing.
+function M.signature(source, name)
+  local unit = require("kl.source").parse(source)
+  for _, fn in ipairs(unit:functions()) do
+    local n = fn:field("name")
+    if n and n:text() == name then
+      local kinds = {}
+      for i, p in ipairs(fn:params()) do
+        if p.pointer_depth > 0 then
+          kinds[i] = "buf"
+        else
+          local base = (p.base or p.type):gsub("^const%s+", ""):gsub("%s+", " ")
+          kinds[i] = SCALAR[base]
+          if not kinds[i] then return nil, string.format("parameter %d (%s) of %s has a type the gate cannot pass: %s", i, p.name, name, p.type) end
+        end
+      end
+      return kinds
+    end
+  end
+  return nil, "no function '" .. name .. "' in the source"
+end
+
+local function read_candidate(c)
+  if c.source then return c.source end
+  local src, err = files.read_text(c.file)
+  if not src then error({ verdict = "bad_input", message = err }, 0) end
+  return src
+end
+
+-- One prepared kernel: its source, cubin, signature and annotations.
+local function prepare(c, w, arch)
+  local source = read_candidate(c)
+  local entry = c.kernel or w.kernel
+  local t0 = host.clock()
+  local res, msg = cache.compile(source, { arch = arch, name = c.file or "candidate.cu" })
+  local stage = { ms = (host.clock() - t0) * 1e3 }
+  if not res then
+    stage.verdict, stage.message = "compile_error", msg
+    return nil, stage
+  end
+  stage.cached = res.cached
+  stage.functions = res.functions
+  stage.cubin_bytes = res.cubin and #res.cubin or 0
+  local kinds, serr = M.signature(source, entry)
+  if not kinds then
+    stage.verdict, stage.message = "bad_input", serr
+    return nil, stage
+  end
+  local ann, aerr = annotations.parse(source, c.file)
+  if not ann then
+    stage.verdict, stage.message = "bad_input", aerr
+    return nil, stage
+  end
+  stage.verdict = "ok"
+  return {
+    source = source, entry = entry, kinds = kinds, cubin = res.cubin, file = c.file or "candidate.cu",
+    sha256 = hash.sha256(source), resources = res.functions[entry],
+    module = "m" .. hash.sha256(source .. entry):sub(1, 16),
+  }, stage
+end
+
+local function fail(verdict, message, extra)
+  local t = extra or {}
+  t.verdict, t.message = verdict, message
+  return t
+end
+
+-- Talks to one worker for one evaluation; raises { verdict, message } on
+-- a failed request so the stages read straight.
+local Session = {}
+Session.__index = Session
+
+function Session:call(req, timeout)
+  local reply, verdict, info = self.pool:request(self.worker, req, timeout or self.timeout)
+  if not reply then
+    error({ verdict = verdict, message = info and info.message or tostring(verdict) }, 0)
+  end
+  return reply
+end
+
+function Session:load(k)
+  if self.loaded[k.module] then return end
+  self:call { op = "load", module = k.module, cubin_b64 = protocol.base64(k.cubin), kernels = { k.entry } }
+  self.loaded[k.module] = true
+end
+
+-- Geometry of kernel k at params p (with an optional bind for run()).
+local function geometry(k, p, bind, entry_override)
+  local res, err = annotations.resolve(k.source, p, { file = k.file, bind = bind, kernel = entry_override })
+  if not res then error({ verdict = "bad_input", message = err }, 0) end
+  return res
+end
+
+-- The launch request for kernel k at params p.
+function Session:launch_request(k, w, p, bind)
+  bind = bind or {}
+  local entry = bind.kernel or k.entry
+  local kinds = k.kinds
+  if bind.kernel and bind.kernel ~= k.entry then
+    local err
+    kinds, err = M.signature(k.source, bind.kernel)
+    if not kinds then error({ verdict = "bad_input", message = err }, 0) end
+  end
+  local g = geometry(k, p, bind, bind.kernel)
+  if not g.allowed then error({ verdict = "not_allowed", message = g.why }, 0) end
+  local args = {}
+  for i, a in ipairs(w.args) do
+    local b = bind[a]
+    if type(b) == "string" and w.buffer_by_name[b] then
+      args[i] = { "buf", b }
+    elseif w.buffer_by_name[a] and b == nil then
+      args[i] = { "buf", a }
+    else
+      local v = b ~= nil and b or p[a]
+      local kind = kinds[i]
+      if kind == "buf" or kind == nil then
+        error({ verdict = "bad_input", message = string.format("argument %d (%s) of %s: the kernel's parameter is %s", i, a, entry, tostring(kind)) }, 0)
+      end
+      args[i] = { kind, v }
+    end
+  end
+  local geom = g.geometry
+  return { op = "launch", module = k.module, kernel = entry, grid = geom.grid, block = geom.block,
+           smem = geom.smem, args = args }
+end
+
+-- Runs kernel k once at params p: either one launch or the workload's
+-- run(ctx, p). Returns the list of steps it made (for timing).
+function Session:run(k, w, p)
+  local steps = {}
+  if not w.run then
+    local req = self:launch_request(k, w, p)
+    self:call(req)
+    steps[1] = req
+    return steps
+  end
+  local ctx = {}
+  function ctx.zero(_, buf)
+    local req = { op = "zero", buffer = buf }
+    self:call(req)
+    steps[#steps + 1] = req
+  end
+  function ctx.launch(_, bind)
+    local req = self:launch_request(k, w, p, bind)
+    self:call(req)
+    steps[#steps + 1] = req
+  end
+  function ctx.read(_, buf, i)
+    return self:call({ op = "read", buffer = buf, index = i }).value
+  end
+  w.run(ctx, p)
+  return steps
+end
+
+-- Allocates every buffer for params p (a new alloc drops the old buffers,
+-- snapshots included).
+function Session:alloc(w, p)
+  local counts, err = workload.counts(w, p)
+  if not counts then error({ verdict = "bad_input", message = err }, 0) end
+  local alloc = {}
+  for _, b in ipairs(w.buffer_list) do
+    alloc[#alloc + 1] = { name = b.name, type = b.type, count = counts[b.name] }
+  end
+  self:call { op = "alloc", buffers = alloc }
+end
+
+-- Fills every buffer from the seed (the same seed gives the same bytes) and
+-- poisons the outputs that have no init. Returns the input checksums.
+function Session:fill(w, p, seed)
+  local device_init, custom, poison = {}, {}, {}
+  for _, b in ipairs(w.buffer_list) do
+    if type(b.init) == "function" then
+      custom[#custom + 1] = b.name
+    elseif b.init ~= nil then
+      device_init[#device_init + 1] = { name = b.name, init = b.init, stream = b.stream }
+    elseif b.output then
+      poison[#poison + 1] = b.name
+    else
+      device_init[#device_init + 1] = { name = b.name, init = "zeros", stream = b.stream }
+    end
+  end
+  local sums = {}
+  if #device_init > 0 then
+    sums = self:call({ op = "init", seed = seed, buffers = device_init }).checksums
+  end
+  if #custom > 0 then
+    local data, herr = workload.host_inputs(w, p, seed)
+    if not data then error({ verdict = "bad_input", message = herr }, 0) end
+    for _, name in ipairs(custom) do
+      self:call { op = "upload", name = name, data_b64 = protocol.base64(data[name]) }
+      sums[name] = hash.sha256(data[name])
+    end
+  end
+  if #poison > 0 then self:call { op = "poison", buffers = poison } end
+  return sums
+end
+
+-- The buffers a kernel must leave untouched: everything not an output.
+local function inputs_of(w)
+  local out = {}
+  for _, b in ipairs(w.buffer_list) do
+    if not b.output then out[#out + 1] = b.name end
+  end
+  return out
+end
+
+-- Baseline then candidate on identical inputs; compares every output.
+function Session:trial(base, cand, w, size, seed)
+  local p = size.params
+  self:alloc(w, p)
+  self:fill(w, p, seed)
+  self:run(base, w, p)
+  self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
+  local sums = self:fill(w, p, seed)
+  local steps = self:run(cand, w, p)
+  local trial = { size = size.label, params = p, seed = seed, outputs = {} }
+  local inputs = inputs_of(w)
+  if #inputs > 0 then
+    local after = self:call({ op = "checksum", buffers = inputs }).checksums
+    for _, name in ipairs(inputs) do
+      if sums[name] and after[name] ~= sums[name] then
+        trial.pass = false
+        trial.verdict = "mutated_input"
+        trial.message = string.format("input '%s' was changed by the kernel", name)
+        return trial, steps
+      end
+    end
+  end
+  trial.pass = true
+  for _, name in ipairs(w.outputs) do
+    local tol = workload.tolerance(w, name)
+    local c = self:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
+    c.buffer = name
+    trial.outputs[#trial.outputs + 1] = c
+    if not c.pass then
+      trial.pass = false
+      trial.verdict = "wrong"
+      trial.message = string.format("%s: %d of %d elements off (first at index %d, max abs %.3g, max rel %.3g, tolerance %.3g%s)",
+        name, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
+        c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
+    end
+  end
+  return trial, steps
+end
+
+local function stage_from_error(e)
+  if type(e) == "table" and e.verdict then return fail(e.verdict, e.message) end
+  error(e, 0)
+end
+
+-- The correctness stage. Returns the stage and the bench-size steps of the
+-- candidate (for the profile stage).
+function Session:correct(base, cand, w, seeds)
+  local stage = { trials = {}, sizes = 0, skipped = {} }
+  local bench_steps, bench_params
+  for _, size in ipairs(workload.sizes(w)) do
+    local g = geometry(cand, size.params)
+    local gb = geometry(base, size.params)
+    if not g.allowed then
+      stage.skipped[#stage.skipped + 1] = { size = size.label, why = g.why }
+    elseif not gb.allowed then
+      stage.skipped[#stage.skipped + 1] = { size = size.label, why = "baseline: " .. gb.why }
+    else
+      stage.sizes = stage.sizes + 1
+      for _, seed in ipairs(seeds) do
+        local ok, trial, steps = pcall(self.trial, self, base, cand, w, size, seed)
+        if not ok then
+          local f = stage_from_error(trial)
+          f.trials, f.sizes, f.skipped = stage.trials, stage.sizes, stage.skipped
+          f.at = { size = size.label, seed = seed }
+          return f
+        end
+        stage.trials[#stage.trials + 1] = trial
+        if not trial.pass then
+          stage.verdict, stage.message = trial.verdict, trial.message
+          stage.at = { size = size.label, seed = seed }
+          return stage
+        end
+        if size.bench and not bench_steps then bench_steps, bench_params = steps, size.params end
+      end
+    end
+  end
+  if stage.sizes < 2 then
+    stage.verdict = "too_few_sizes"
+    stage.message = string.format("only %d size(s) allowed by the kernel's requires: the gate needs 2", stage.sizes)
+    return stage
+  end
+  stage.verdict = "ok"
+  return stage, bench_steps, bench_params
+end
+
+function Session:profile(base, cand, w, steps, p, opts)
+  local stage = {}
+  local t = self:call({ op = "time", sequence = steps, max_seconds = opts.max_seconds or 2,
+                        min_samples = opts.min_samples, max_samples = opts.max_samples, warmup = opts.warmup },
+                      opts.profile_timeout)
+  for k, v in pairs(t) do if k ~= "id" and k ~= "ok" then stage[k] = v end end
+  stage.flops = workload.flops(w, p)
+  stage.bytes = workload.bytes(w, p)
+  local s = stage.median_ms / 1e3
+  stage.gflops = stage.flops / s / 1e9
+  stage.gbps = stage.bytes / s / 1e9
+  -- After many timed launches, a fresh run on fresh inputs must still be
+  -- right: catches results cached across launches and state that decays.
+  self:fill(w, p, opts.recheck_seed or 7919)
+  self:run(base, w, p)
+  self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
+  self:fill(w, p, opts.recheck_seed or 7919)
+  self:run(cand, w, p)
+  local recheck = { pass = true }
+  for _, name in ipairs(w.outputs) do
+    local tol = workload.tolerance(w, name)
+    local c = self:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
+    if not c.pass then
+      recheck = { pass = false, buffer = name, message = string.format("%s wrong after timing: %d elements off", name, c.bad_count) }
+    end
+  end
+  stage.recheck = recheck
+  local ceil = opts.ceilings
+  if ceil then
+    local bound_s = math.max(stage.bytes / (ceil.copy_gbps * 1e9), stage.flops / (ceil.fp32_tflops * 1e12))
+    stage.roofline_ms = bound_s * 1e3
+    stage.pct_of_roofline = bound_s / s * 100
+    if s < M.ROOFLINE_MARGIN * bound_s then
+      stage.verdict = "suspicious"
+      stage.message = string.format("%.4f ms is under the roofline bound %.4f ms (copy %.0f GB/s, fp32 %.1f TFLOP/s)",
+        stage.median_ms, bound_s * 1e3, ceil.copy_gbps, ceil.fp32_tflops)
+      return stage
+    end
+  end
+  if not recheck.pass then
+    stage.verdict, stage.message = "stale_after_timing", recheck.message
+    return stage
+  end
+  stage.verdict = "ok"
+  return stage
+end
+
+function Session:metrics(steps, names)
+  local m = self:call({ op = "metrics", sequence = steps, names = names }, 300)
+  return { verdict = "ok", values = m.values, passes = m.passes }
+end
+
+local function default_baseline(w)
+  if not w.lineage or not w.lineage[1] then return nil end
+  return { file = w.dir .. "/" .. w.lineage[1], label = w.lineage[1] }
+end
+
+function M.evaluate(candidate, w, opts)
+  assert(opts and opts.pool, "gate.evaluate: opts.pool is required")
+  local pool = opts.pool
+  local worker = opts.worker or 1
+  local device = pool:device(worker)
+  local arch = opts.arch or (device and device.arch) or "sm_90"
+  local record = {
+    kind = "evaluation", workload = w.name, candidate = { file = candidate.file, label = candidate.label },
+    device = device, arch = arch, backend = pool.backend,
+    versions = { nvrtc = table.concat({ nvrtc.version() }, "."), klineage = host.version },
+    stages = {},
+  }
+  local function finish(verdict)
+    record.verdict = verdict
+    if opts.journal then assert(opts.journal:append(record)) end
+    return record
+  end
+  local base_c = opts.baseline or default_baseline(w) or candidate
+  local ok, cand, cstage = pcall(prepare, candidate, w, arch)
+  if not ok then return finish(stage_from_error(cand).verdict) end
+  record.stages.compile = cstage
+  if not cand then return finish(cstage.verdict) end
+  record.candidate.sha256 = cand.sha256
+  local base, bstage
+  ok, base, bstage = pcall(prepare, base_c, w, arch)
+  if not ok or not base then
+    record.stages.compile = fail("baseline_broken", "the baseline does not compile: " .. tostring((bstage or {}).message or base))
+    return finish("baseline_broken")
+  end
+  -- Occupancy at the bench launch, computed with no GPU.
+  local g = annotations.resolve(cand.source, w.params, { file = cand.file })
+  if g and g.allowed and cand.resources then
+    local occ = require("kl.occupancy").compute { arch = arch, registers = cand.resources.registers,
+      smem = cand.resources.smem, barriers = cand.resources.barriers, threads = g.geometry.threads,
+      dynamic_smem = g.geometry.smem }
+    cstage.occupancy = occ and occ.occupancy
+    cstage.active_blocks = occ and occ.active_blocks
+    cstage.threads = g.geometry.threads
+  end
+  local s = setmetatable({ pool = pool, worker = worker, loaded = {}, timeout = opts.timeout or 60 }, Session)
+  local lok, lerr = pcall(function() s:load(base); s:load(cand) end)
+  if not lok then
+    record.stages.correct = stage_from_error(lerr)
+    return finish(record.stages.correct.verdict)
+  end
+  local correct, steps, bench_p = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 })
+  record.stages.correct = correct
+  if correct.verdict ~= "ok" then return finish(correct.verdict) end
+  if opts.profile == false then return finish("ok") end
+  if pool.backend == "emu" then
+    record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
+    return finish("ok")
+  end
+  local pok, prof = pcall(s.profile, s, base, cand, w, steps, bench_p, opts)
+  record.stages.profile = pok and prof or stage_from_error(prof)
+  if record.stages.profile.verdict ~= "ok" then return finish(record.stages.profile.verdict) end
+  if opts.metrics then
+    local names = type(opts.metrics) == "table" and opts.metrics or M.DEFAULT_METRICS
+    local mok, m = pcall(s.metrics, s, steps, names)
+    record.stages.metrics = mok and m or stage_from_error(m)
+  end
+  return finish("ok")
+end
+
+return M

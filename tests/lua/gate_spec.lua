@@ -1,0 +1,68 @@
+-- The gate end to end on the fake worker (a real child process speaking
+-- the real protocol, kernels in Lua): compile, correctness against the
+-- baseline over sizes and seeds, and the profile stage.
+local gate = require "klineage.gate"
+local workload = require "klineage.workload"
+local pool_mod = require "klineage.worker.pool"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local fixture = here .. "/../fixtures/workloads/saxpy"
+
+local OFF_BY_ONE = [[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void saxpy_off_by_one(int n, float a, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n - 1) y[i] = a * x[i] + y[i];
+}
+]]
+
+describe("gate.evaluate on the fake worker", function()
+  local w = assert(workload.load(fixture))
+  local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
+
+  it("passes the baseline against itself, over every size and seed", function()
+    local r = gate.evaluate({ file = fixture .. "/v0.cu" }, w, { pool = pool })
+    if r.verdict ~= "ok" then fail("verdict %s: %s", r.verdict, tostring((r.stages.correct or r.stages.compile or {}).message)) end
+    expect(r.stages.compile.verdict):equals("ok")
+    expect(r.stages.compile.functions.saxpy.registers):at_least(1)
+    expect(r.stages.correct.sizes):equals(3)
+    expect(#r.stages.correct.trials):equals(9)
+    expect(r.stages.profile.source):equals("host")
+    expect(r.stages.profile.recheck.pass):is_true()
+    expect(r.stages.profile.gflops > 0):is_true()
+  end)
+
+  it("fails an off-by-one kernel with the first bad index", function()
+    local r = gate.evaluate({ source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }, w, { pool = pool })
+    expect(r.verdict):equals("wrong")
+    expect(r.stages.correct.message):contains("y: 1 of 1000 elements off (first at index 999")
+  end)
+
+  it("reports a compile error with its location", function()
+    local r = gate.evaluate({ source = 'extern "C" __global__ void saxpy(int n) { n = q; }', file = "bad.cu" }, w, { pool = pool })
+    expect(r.verdict):equals("compile_error")
+    expect(r.stages.compile.message):contains("bad.cu:1:")
+  end)
+
+  it("refuses a kernel whose requires leaves fewer than two sizes", function()
+    local src = "// @kl requires n % 1048576 == 0\n" .. assert(io.open(fixture .. "/v0.cu")):read("a")
+    local r = gate.evaluate({ source = src, file = "picky.cu" }, w, { pool = pool })
+    expect(r.verdict):equals("too_few_sizes")
+    expect(#r.stages.correct.skipped):equals(2)
+  end)
+
+  it("appends every evaluation to the journal", function()
+    local journal = require "klineage.journal"
+    local dir = os.tmpname()
+    os.remove(dir) -- tmpname made a file; the journal wants a folder there
+    local path = dir .. "/journal.jsonl"
+    local j = assert(journal.open(path))
+    gate.evaluate({ file = fixture .. "/v0.cu" }, w, { pool = pool, journal = j, profile = false })
+    j:close()
+    local recs = assert(journal.read(path))
+    expect(#recs):equals(1)
+    expect(recs[1].verdict):equals("ok")
+    expect(recs[1].candidate.sha256):matches("^%x+$")
+  end)
+  pool:close()
+end)
