@@ -5,7 +5,7 @@
 local M = {}
 
 -- The order of `klineage --help`.
-M.commands = { "compile", "doctor", "run", "test", "version", "help" }
+M.commands = { "bench", "compile", "doctor", "gate", "run", "test", "version", "help" }
 
 local function load_command(name)
   if not name:match("^[%w_%-]+$") then return nil end

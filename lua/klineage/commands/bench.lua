@@ -1,0 +1,85 @@
+local args = require "klineage.args"
+
+return {
+  summary = "run every lineage version of a workload through the gate and tabulate",
+  usage = "usage: klineage bench WORKLOAD [--backend cuda|emu] [--json] [--journal DIR] [--max-seconds S]",
+  help = [[
+Evaluates each version of the workload's lineage with the gate (correctness
+against v0 at every allowed size and three seeds, then CUPTI timing at the
+bench size) and prints one row per version: time, GFLOP/s, GB/s, % of the
+roofline bound from the device's measured ceilings, speedup over v0,
+registers per thread and theoretical occupancy. The last lines are
+"figure-name: value unit" for scripts.
+
+options:
+  --backend NAME     cuda (default where a GPU answers) or emu
+  --json             print the records as JSON instead
+  --journal DIR      where the run's journal goes (default runs/)
+  --max-seconds S    sampling cap per version (default 2)]],
+  run = function(argv)
+    local a = args.parse(argv, { flags = { backend = "string", json = "boolean", journal = "string",
+      max_seconds = "number" }, min = 1, max = 1 })
+    local workload = require "klineage.workload"
+    local gate = require "klineage.gate"
+    local journal = require "klineage.journal"
+    local host = require "kl.host"
+    local w, err = workload.load(a.positional[1])
+    if not w then args.usage_error("%s", err) end
+    if not w.lineage or #w.lineage == 0 then args.usage_error("%s has no lineage", w.path) end
+    local pool, backend, why = require("klineage.backends").pool(a.backend)
+    if not pool then io.stderr:write("klineage bench: ", backend, "\n") return 1 end
+    local ceilings, cerr
+    if backend == "cuda" then ceilings, cerr = require("klineage.ceilings").get(pool) end
+    local run_id = journal.new_run_id()
+    local j = assert(journal.open(journal.path(a.journal or "runs", run_id)))
+    local tty = host.isatty(2)
+    local records = {}
+    for i, file in ipairs(w.lineage) do
+      if tty then io.stderr:write(string.format("\r[%d/%d] %s ...", i, #w.lineage, file)) end
+      records[i] = gate.evaluate({ file = w.dir .. "/" .. file, label = file }, w,
+        { pool = pool, journal = j, ceilings = ceilings, max_seconds = a.max_seconds })
+    end
+    if tty then io.stderr:write("\r\27[K") end
+    j:close()
+    local device = pool:device(1)
+    pool:close()
+    if a.json then
+      print((require("cjson").encode({ workload = w.name, ceilings = ceilings, records = records }):gsub("\\/", "/")))
+      return 0
+    end
+    local out = io.stdout
+    out:write(string.format("%s on %s (%s backend%s), run %s\n", w.name, device and device.name or "?", backend,
+      why and "; " .. why or "", run_id))
+    if ceilings then
+      out:write(string.format("ceilings: copy %.0f GB/s, read %.0f GB/s, fp32 %.1f TFLOP/s%s\n",
+        ceilings.copy_gbps, ceilings.read_gbps, ceilings.fp32_tflops, ceilings.cached and " (cached)" or ""))
+    elseif cerr then
+      out:write("ceilings: not measured (" .. cerr .. ")\n")
+    end
+    out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s\n", "version", "verdict", "time ms",
+      "GFLOP/s", "GB/s", "%roof", "vs v0", "regs", "occ"))
+    local t0
+    local figures = {}
+    for i, r in ipairs(records) do
+      local p, c = r.stages.profile or {}, r.stages.compile or {}
+      local fn = c.functions and c.functions[w.kernel]
+      if i == 1 then t0 = p.median_ms end
+      out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s\n", w.lineage[i], r.verdict,
+        p.median_ms and string.format("%.4f", p.median_ms) or "-",
+        p.gflops and string.format("%.1f", p.gflops) or "-", p.gbps and string.format("%.1f", p.gbps) or "-",
+        p.pct_of_roofline and string.format("%.1f", p.pct_of_roofline) or "-",
+        (t0 and p.median_ms) and string.format("%.2fx", t0 / p.median_ms) or "-",
+        fn and tostring(fn.registers) or "-", c.occupancy and string.format("%.2f", c.occupancy) or "-"))
+      if r.verdict ~= "ok" then
+        local s = r.stages.correct or r.stages.compile or {}
+        out:write(string.format("  %s\n", (r.stages.profile or {}).message or s.message or ""))
+      end
+      if p.median_ms then figures[#figures + 1] = { w.lineage[i], p } end
+    end
+    for _, f in ipairs(figures) do
+      local name = f[1]:gsub("%.cu$", "")
+      out:write(string.format("%s-%s-time: %.4f ms\n", w.name, name, f[2].median_ms))
+    end
+    return 0
+  end,
+}

@@ -1,0 +1,71 @@
+local args = require "klineage.args"
+
+local function show_stage(name, s, out)
+  if not s then return end
+  out:write(string.format("  %-8s %-18s %s\n", name, s.verdict or "?", s.message or ""))
+end
+
+return {
+  summary = "run one kernel through the compile / correctness / profile gate",
+  usage = "usage: klineage gate WORKLOAD [--kernel FILE] [--metrics] [--json] [--backend cuda|emu] [--journal DIR]",
+  help = [[
+Evaluates one kernel of a workload (gpu/workloads/<name>, or a path to a
+workload folder): compiles it, checks it against the lineage's first version
+over every size its `@kl requires` allows and three seeds, times it at the
+bench size (CUPTI, L2 flushed, adaptive samples) and, with --metrics, reads
+the default CUPTI metric set. Without --kernel, the lineage's last version.
+
+Exit code: 0 when every stage passed, 1 when a stage rejected the kernel,
+2 for bad input.
+
+options:
+  --kernel FILE     the candidate kernel (default: the last lineage version)
+  --metrics         also collect the default metric set
+  --json            print the evaluation record as JSON
+  --backend NAME    cuda (default where a GPU answers) or emu
+  --journal DIR     append the record to DIR/<run id>/journal.jsonl (default runs/)]],
+  run = function(argv)
+    local a = args.parse(argv, { flags = { kernel = "string", metrics = "boolean", json = "boolean",
+      backend = "string", journal = "string" }, min = 1, max = 1 })
+    local workload = require "klineage.workload"
+    local w, err = workload.load(a.positional[1])
+    if not w then args.usage_error("%s", err) end
+    local file = a.kernel or (w.lineage and w.dir .. "/" .. w.lineage[#w.lineage])
+    if not file then args.usage_error("the workload has no lineage: give --kernel FILE") end
+    local pool, backend, why = require("klineage.backends").pool(a.backend)
+    if not pool then io.stderr:write("klineage gate: ", backend, "\n") return 1 end
+    local journal = require "klineage.journal"
+    local j = assert(journal.open(journal.path(a.journal or "runs", journal.new_run_id())))
+    local ceilings
+    if backend == "cuda" then ceilings = require("klineage.ceilings").get(pool) end
+    local gate = require "klineage.gate"
+    local r = gate.evaluate({ file = file, label = file:match("[^/]+$") }, w,
+      { pool = pool, metrics = a.metrics, journal = j, ceilings = ceilings })
+    j:close()
+    pool:close()
+    if a.json then
+      print((require("cjson").encode(r):gsub("\\/", "/")))
+    else
+      io.stdout:write(string.format("%s on %s (%s%s): %s\n", file, r.device and r.device.name or backend, backend,
+        why and ", " .. why or "", r.verdict))
+      show_stage("compile", r.stages.compile, io.stdout)
+      show_stage("correct", r.stages.correct, io.stdout)
+      local p = r.stages.profile
+      if p and p.median_ms then
+        io.stdout:write(string.format("  profile  %-18s %.4f ms [%.4f, %.4f] n=%d, %.1f GFLOP/s, %.1f GB/s%s, SM %s MHz%s\n",
+          p.verdict, p.median_ms, p.ci_ms[1], p.ci_ms[2], #p.samples_ms, p.gflops, p.gbps,
+          p.pct_of_roofline and string.format(", %.0f%% of roofline", p.pct_of_roofline) or "",
+          p.clock_mhz and string.format("%.0f", p.clock_mhz) or "?", p.throttled and " (THROTTLED)" or ""))
+      else
+        show_stage("profile", p, io.stdout)
+      end
+      if r.stages.metrics and r.stages.metrics.values then
+        local names = {}
+        for k in pairs(r.stages.metrics.values) do names[#names + 1] = k end
+        table.sort(names)
+        for _, k in ipairs(names) do io.stdout:write(string.format("  metric   %-64s %.6g\n", k, r.stages.metrics.values[k])) end
+      end
+    end
+    return r.verdict == "ok" and 0 or 1
+  end,
+}
