@@ -158,6 +158,9 @@ static int nvrtc_compile(lua_State *L) {
    * engine keeps its own content-addressed cache (with the report), so
    * NVRTC's is turned off. */
   options[nopt++] = "--no-cache";
+  /* The toolkit's headers (cuda_fp16.h, cuda_bf16.h, ...) resolve as they
+   * do under nvcc. */
+  options[nopt++] = "--include-path=" KL_CUDA_INCLUDE_DIR;
   lua_getfield(L, 2, "options"); /* 6 */
   if (!lua_isnil(L, 6)) {
     luaL_checktype(L, 6, LUA_TTABLE);

@@ -1,0 +1,50 @@
+-- The gate on a GPU: a correct kernel passes with a CUPTI profile inside
+-- the roofline, an off-by-one kernel fails, and every adversarial kernel of
+-- tests/adversarial is rejected with the verdict its first line names.
+local gate = require "klineage.gate"
+local workload = require "klineage.workload"
+local pool_mod = require "klineage.worker.pool"
+local ceilings_mod = require "klineage.ceilings"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local fixture = here .. "/../fixtures/workloads/saxpy"
+local adversarial = here .. "/../adversarial"
+
+describe("the gate on the cuda backend", function()
+  local w = assert(workload.load(fixture))
+  local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
+  local ceilings = assert(ceilings_mod.get(pool))
+
+  it("measures plausible ceilings", function()
+    io.write(string.format("      ceilings: copy %.0f GB/s, read %.0f GB/s, fp32 %.1f TFLOP/s\n",
+      ceilings.copy_gbps, ceilings.read_gbps, ceilings.fp32_tflops))
+    expect(ceilings.copy_gbps):at_least(500)
+    expect(ceilings.fp32_tflops):at_least(5)
+  end)
+
+  it("passes a correct kernel and profiles it inside the roofline", function()
+    local r = gate.evaluate({ file = fixture .. "/v0.cu" }, w, { pool = pool, ceilings = ceilings, metrics = true })
+    if r.verdict ~= "ok" then fail("%s: %s", r.verdict, require("cjson").encode(r.stages)) end
+    local p = r.stages.profile
+    expect(p.source):equals("cupti")
+    expect(p.pct_of_roofline):at_most(100 / gate.ROOFLINE_MARGIN)
+    expect(p.recheck.pass):is_true()
+    expect(r.stages.metrics.values["dram__bytes_read.sum"] > 0):is_true()
+  end)
+
+  it("fails an off-by-one kernel", function()
+    local src = assert(io.open(fixture .. "/v0.cu")):read("a"):gsub("if %(i < n%)", "if (i < n - 1)")
+    local r = gate.evaluate({ source = src, file = "off_by_one.cu" }, w, { pool = pool, profile = false })
+    expect(r.verdict):equals("wrong")
+  end)
+
+  for _, name in ipairs({ "no_write", "mutate_input", "cache_results", "zeros", "half_precision", "skip_half", "device_launch" }) do
+    it("rejects " .. name, function()
+      local file = adversarial .. "/" .. name .. ".cu"
+      local want = assert(io.open(file)):read("l"):match("expect: ([%w_]+)")
+      local r = gate.evaluate({ file = file }, w, { pool = pool, ceilings = ceilings })
+      if r.verdict ~= want then fail("verdict %s, want %s", r.verdict, want) end
+    end)
+  end
+  pool:close()
+end)
