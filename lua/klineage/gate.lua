@@ -469,4 +469,47 @@ function M.evaluate(candidate, w, opts)
   return finish("ok")
 end
 
+-- Times two candidates interleaved in one worker (ABAB, in blocks of
+-- `block` samples, `rounds` times) at the bench size and compares them:
+-- speedup of b over a with a bootstrap interval; "no difference" when the
+-- two medians' intervals overlap. Both must already pass the gate.
+function M.compare(a, b, w, opts)
+  assert(opts and opts.pool, "gate.compare: opts.pool is required")
+  local pool, worker = opts.pool, opts.worker or 1
+  local device = pool:device(worker)
+  local arch = opts.arch or (device and device.arch) or "sm_90"
+  local ka, sa = prepare(a, w, arch)
+  if not ka then return nil, "a: " .. tostring(sa.message) end
+  local kb, sb = prepare(b, w, arch)
+  if not kb then return nil, "b: " .. tostring(sb.message) end
+  local s = setmetatable({ pool = pool, worker = worker, loaded = {}, timeout = opts.timeout or 60 }, Session)
+  local ok, result = pcall(function()
+    s:load(ka)
+    s:load(kb)
+    local p = w.params
+    s:alloc(w, p)
+    s:fill(w, p, 1)
+    local steps_a = s:run(ka, w, p)
+    s:fill(w, p, 1)
+    local steps_b = s:run(kb, w, p)
+    local xa, xb = {}, {}
+    local block = opts.block or 5
+    for _ = 1, opts.rounds or 8 do
+      for _, pair in ipairs({ { steps_a, xa }, { steps_b, xb } }) do
+        local t = s:call({ op = "time", sequence = pair[1], warmup = 1, min_samples = block,
+                           max_samples = block, max_seconds = 10 })
+        for _, ms in ipairs(t.samples_ms) do pair[2][#pair[2] + 1] = ms end
+      end
+    end
+    local c = require("klineage.measure.stats").compare(xa, xb)
+    c.samples = { a = xa, b = xb }
+    return c
+  end)
+  if not ok then
+    if type(result) == "table" then return nil, result.verdict .. ": " .. tostring(result.message) end
+    error(result, 0)
+  end
+  return result
+end
+
 return M

@@ -38,6 +38,12 @@ describe("the gate on the cuda backend", function()
     expect(r.verdict):equals("wrong")
   end)
 
+  it("compares a kernel with itself, interleaved, and finds no real difference", function()
+    local c = assert(gate.compare({ file = fixture .. "/v0.cu" }, { file = fixture .. "/v0.cu" }, w, { pool = pool }))
+    io.write(string.format("      v0 vs v0: speedup %.4f [%.4f, %.4f], %s\n", c.speedup, c.ci[1], c.ci[2], c.verdict))
+    expect(c.speedup):near(1.0, 0.05)
+  end)
+
   for _, name in ipairs({ "no_write", "mutate_input", "cache_results", "zeros", "half_precision", "skip_half", "device_launch" }) do
     it("rejects " .. name, function()
       local file = adversarial .. "/" .. name .. ".cu"
