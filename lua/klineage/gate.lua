@@ -247,8 +247,9 @@ function Session:fill(w, p, seed)
     if not data then error({ verdict = "bad_input", message = herr }, 0) end
     for _, name in ipairs(custom) do
       self:call { op = "upload", name = name, data_b64 = protocol.base64(data[name]) }
-      sums[name] = hash.sha256(data[name])
     end
+    -- The worker's own checksum, so that before and after are comparable.
+    for k, v in pairs(self:call({ op = "checksum", buffers = custom }).checksums) do sums[k] = v end
   end
   if #poison > 0 then self:call { op = "poison", buffers = poison } end
   return sums

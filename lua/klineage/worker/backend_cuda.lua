@@ -6,13 +6,13 @@
 -- Inputs are generated on the device by gpu/device/randgen.cu, the same
 -- algorithm as the host generator (engine/core/randgen.h), so both backends
 -- see bit-identical inputs. Outputs are poisoned with 0xFF bytes (NaN in
--- every float type). Timing is CUPTI activity on L2-flushed samples
+-- every float type). Checksums are computed on the device
+-- (gpu/device/checksum.cu). Timing is CUPTI activity on L2-flushed samples
 -- (measure/gpu_timer.lua); metrics come from the CUPTI range profiler.
 local cuda = require "kl.cuda"
 local cupti = require "kl.cupti"
-local nvrtc = require "kl.nvrtc"
+local cache = require "klineage.cache"
 local randgen = require "kl.randgen"
-local hash = require "kl.hash"
 local host = require "kl.host"
 local proc = require "kl.proc"
 local protocol = require "klineage.worker.protocol"
@@ -44,13 +44,18 @@ function M.new()
   local dev = devices[1]
   local ctx = cuda.context(0)
   local arch = string.format("sm_%d%d", dev.major, dev.minor)
-  local src = assert(files.read_text(host.home .. "/gpu/device/randgen.cu"))
-  local r, err = nvrtc.compile(src, { arch = arch, name = "randgen.cu", options = { "--fmad=false" } })
-  if not r then return nil, "cannot compile the input generator: " .. err end
-  local gen_module = assert(ctx:load(r.cubin))
+  local helpers = {}
+  for _, h in ipairs({ { "randgen.cu", "kl_randgen_fill", { "--fmad=false" } }, { "checksum.cu", "kl_checksum" } }) do
+    local src = assert(files.read_text(host.home .. "/gpu/device/" .. h[1]))
+    local r, err = cache.compile(src, { arch = arch, name = h[1], options = h[3] })
+    if not r then return nil, "cannot compile gpu/device/" .. h[1] .. ": " .. err end
+    local mod = assert(ctx:load(r.cubin))
+    helpers[h[2]] = { module = mod, fn = assert(mod:func(h[2])) }
+  end
   return setmetatable({
-    ctx = ctx, dev = dev, arch = arch,
-    generator = assert(gen_module:func("kl_randgen_fill")), generator_module = gen_module,
+    ctx = ctx, dev = dev, arch = arch, helpers = helpers,
+    generator = helpers.kl_randgen_fill.fn, checksummer = helpers.kl_checksum.fn,
+    checksum_out = assert(ctx:alloc(8)),
     modules = {}, functions = {}, buffers = {}, optin = {},
   }, Worker)
 end
@@ -241,7 +246,12 @@ function Worker:checksum(req)
   local sums = {}
   for _, name in ipairs(req.buffers) do
     local b = self:buffer(name)
-    sums[name] = hash.sha256(b.size > 0 and assert(b.mem:download()) or "")
+    assert(self.checksum_out:fill_u32(0))
+    local ok, err = self.checksummer:launch { grid = math.max(1, math.min((b.size // 8 + 255) // 256, self.dev.sms * 8)),
+      block = 256, args = { b.mem, { "i64", b.size }, self.checksum_out } }
+    if not ok then fault("checksum: " .. err) end
+    self:sync("checksum")
+    sums[name] = string.format("%016x", string.unpack("<I8", self.checksum_out:download()))
   end
   return { checksums = sums }
 end
