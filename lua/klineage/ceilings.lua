@@ -39,7 +39,7 @@ local function measure(pool, i, dev)
   call { op = "alloc", buffers = { { name = "a", type = "f32", count = n4 * 4 }, { name = "b", type = "f32", count = n4 * 4 },
                                    { name = "sink", type = "f32", count = 1024 } } }
   call { op = "init", seed = 1, buffers = { { name = "a", init = "zeros", stream = 0 } } }
-  local blocks = dev.sm_count * 8
+  local blocks = dev.sm_count * 32 -- enough loads in flight to saturate HBM
   local function time(kernel, args, grid)
     local t = call { op = "time", max_seconds = 2, sequence = { { op = "launch", module = "kl_ceilings", kernel = kernel,
       grid = { grid or blocks }, block = { 256 }, args = args } } }

@@ -228,14 +228,12 @@ end
 function Session:fill(w, p, seed)
   local device_init, custom, poison = {}, {}, {}
   for _, b in ipairs(w.buffer_list) do
-    if type(b.init) == "function" then
+    if b.poisoned then
+      poison[#poison + 1] = b.name -- an output or scratch with no init of its own
+    elseif type(b.init) == "function" then
       custom[#custom + 1] = b.name
-    elseif b.init ~= nil then
-      device_init[#device_init + 1] = { name = b.name, init = b.init, stream = b.stream }
-    elseif b.output then
-      poison[#poison + 1] = b.name
     else
-      device_init[#device_init + 1] = { name = b.name, init = "zeros", stream = b.stream }
+      device_init[#device_init + 1] = { name = b.name, init = b.init or "zeros", stream = b.stream }
     end
   end
   local sums = {}
@@ -255,11 +253,12 @@ function Session:fill(w, p, seed)
   return sums
 end
 
--- The buffers a kernel must leave untouched: everything not an output.
+-- The buffers a kernel must leave untouched: everything neither an output
+-- nor scratch.
 local function inputs_of(w)
   local out = {}
   for _, b in ipairs(w.buffer_list) do
-    if not b.output then out[#out + 1] = b.name end
+    if not b.output and not b.scratch then out[#out + 1] = b.name end
   end
   return out
 end
@@ -351,6 +350,11 @@ end
 
 function Session:profile(base, cand, w, steps, p, opts)
   local stage = {}
+  -- The buffers hold whatever size correctness ran last: set the bench
+  -- size up again and record the candidate's launches there.
+  self:alloc(w, p)
+  self:fill(w, p, 1)
+  steps = self:run(cand, w, p)
   local t = self:call({ op = "time", sequence = steps, max_seconds = opts.max_seconds or 2,
                         min_samples = opts.min_samples, max_samples = opts.max_samples, warmup = opts.warmup },
                       opts.profile_timeout)
@@ -462,6 +466,23 @@ function M.evaluate(candidate, w, opts)
   local pok, prof = pcall(s.profile, s, base, cand, w, steps, bench_p, opts)
   record.stages.profile = pok and prof or stage_from_error(prof)
   if record.stages.profile.verdict ~= "ok" then return finish(record.stages.profile.verdict) end
+  -- The other bench sizes (bench_params), each timed the same way.
+  for _, size in ipairs(workload.sizes(w)) do
+    if size.bench and size.label ~= "bench" then
+      local g2 = geometry(cand, size.params)
+      local entry = { label = size.label, params = size.params }
+      if not g2.allowed then
+        entry.verdict, entry.message = "not_allowed", g2.why
+      else
+        local eok, e = pcall(s.profile, s, base, cand, w, nil, size.params, opts)
+        e = eok and e or stage_from_error(e)
+        for k, v in pairs(e) do if k ~= "samples_ms" then entry[k] = v end end
+      end
+      record.stages.profile.sizes = record.stages.profile.sizes or {}
+      table.insert(record.stages.profile.sizes, entry)
+      if entry.verdict ~= "ok" and entry.verdict ~= "not_allowed" then return finish(entry.verdict) end
+    end
+  end
   if opts.metrics then
     local names = type(opts.metrics) == "table" and opts.metrics or M.DEFAULT_METRICS
     local mok, m = pcall(s.metrics, s, steps, names)

@@ -70,6 +70,16 @@ options:
         p.pct_of_roofline and string.format("%.1f", p.pct_of_roofline) or "-",
         (t0 and p.median_ms) and string.format("%.2fx", t0 / p.median_ms) or "-",
         fn and tostring(fn.registers) or "-", c.occupancy and string.format("%.2f", c.occupancy) or "-"))
+      for _, e in ipairs(p.sizes or {}) do
+        local keys = {}
+        for k, v in pairs(e.params) do
+          if w.params[k] ~= v then keys[#keys + 1] = k .. "=" .. tostring(v) end
+        end
+        table.sort(keys)
+        out:write(string.format("  %-24s %-9s %10s %9s %9s %8s\n", table.concat(keys, ","), e.verdict or "?",
+          e.median_ms and string.format("%.4f", e.median_ms) or "-", e.gflops and string.format("%.1f", e.gflops) or "-",
+          e.gbps and string.format("%.1f", e.gbps) or "-", e.pct_of_roofline and string.format("%.1f", e.pct_of_roofline) or "-"))
+      end
       if r.verdict ~= "ok" then
         local s = r.stages.correct or r.stages.compile or {}
         out:write(string.format("  %s\n", (r.stages.profile or {}).message or s.message or ""))
