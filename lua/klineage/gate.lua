@@ -22,7 +22,9 @@
 --                   (default: the lineage's first version), seeds = { 1, 2, 3 },
 --                   arch = "sm_90" (default: the worker's), profile = true,
 --                   metrics = false | true | { names }, journal = J,
---                   ceilings = { copy_gbps, fp32_tflops } }
+--                   ceilings = { copy_gbps, read_gbps, fp32_tflops },
+--                   sizes = "test" (correctness at the test sizes only, as on
+--                   emu, where bench sizes take too long) }
 --   record.verdict is "ok" or the first failing stage's verdict; the
 --   record is appended to opts.journal when given.
 local annotations = require "klineage.annotations"
@@ -139,7 +141,13 @@ end
 
 function Session:load(k)
   if self.loaded[k.module] then return end
-  self:call { op = "load", module = k.module, cubin_b64 = protocol.base64(k.cubin), kernels = { k.entry } }
+  local req = { op = "load", module = k.module, kernels = { k.entry } }
+  if self.pool.backend == "emu" then
+    req.source, req.name = k.source, k.file -- the emulator compiles CUDA C itself
+  else
+    req.cubin_b64 = protocol.base64(k.cubin)
+  end
+  self:call(req)
   self.loaded[k.module] = true
 end
 
@@ -309,10 +317,11 @@ end
 
 -- The correctness stage. Returns the stage and the bench-size steps of the
 -- candidate (for the profile stage).
-function Session:correct(base, cand, w, seeds)
+function Session:correct(base, cand, w, seeds, which)
   local stage = { trials = {}, sizes = 0, skipped = {} }
   local bench_steps, bench_params
   for _, size in ipairs(workload.sizes(w)) do
+    if which == "test" and size.bench then goto continue end
     local g = geometry(cand, size.params)
     local gb = geometry(base, size.params)
     if not g.allowed then
@@ -338,6 +347,7 @@ function Session:correct(base, cand, w, seeds)
         if size.bench and not bench_steps then bench_steps, bench_params = steps, size.params end
       end
     end
+    ::continue::
   end
   if stage.sizes < 2 then
     stage.verdict = "too_few_sizes"
@@ -418,7 +428,8 @@ function M.evaluate(candidate, w, opts)
   local pool = opts.pool
   local worker = opts.worker or 1
   local device = pool:device(worker)
-  local arch = opts.arch or (device and device.arch) or "sm_90"
+  -- NVRTC's static gate runs on every backend: emu compiles for sm_90 too.
+  local arch = opts.arch or (device and type(device.arch) == "string" and device.arch:match("^sm_%d+$")) or "sm_90"
   local record = {
     kind = "evaluation", workload = w.name, candidate = { file = candidate.file, label = candidate.label },
     device = device, arch = arch, backend = pool.backend,
@@ -458,10 +469,10 @@ function M.evaluate(candidate, w, opts)
     record.stages.correct = stage_from_error(lerr)
     return finish(record.stages.correct.verdict)
   end
-  local correct, steps, bench_p = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 })
+  local correct, steps, bench_p = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 }, opts.sizes)
   record.stages.correct = correct
   if correct.verdict ~= "ok" then return finish(correct.verdict) end
-  if opts.profile == false then return finish("ok") end
+  if opts.profile == false or opts.sizes == "test" then return finish("ok") end
   if pool.backend == "emu" then
     record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
     return finish("ok")
@@ -502,7 +513,7 @@ function M.compare(a, b, w, opts)
   assert(opts and opts.pool, "gate.compare: opts.pool is required")
   local pool, worker = opts.pool, opts.worker or 1
   local device = pool:device(worker)
-  local arch = opts.arch or (device and device.arch) or "sm_90"
+  local arch = opts.arch or (device and type(device.arch) == "string" and device.arch:match("^sm_%d+$")) or "sm_90"
   local ka, sa = prepare(a, w, arch)
   if not ka then return nil, "a: " .. tostring(sa.message) end
   local kb, sb = prepare(b, w, arch)

@@ -2,6 +2,21 @@ local nvrtc = require "kl.nvrtc"
 local files = require "klineage.files"
 local args = require "klineage.args"
 
+-- Theoretical occupancy of each entry at the given block size, with no GPU.
+local function add_occupancy(res, threads, dynamic_smem)
+  local occupancy = require "kl.occupancy"
+  for _, f in pairs(res.functions) do
+    if f.entry then
+      local o = occupancy.compute { arch = res.arch, registers = f.registers, smem = f.smem, barriers = f.barriers,
+                                    threads = threads, dynamic_smem = dynamic_smem }
+      if o then
+        f.occupancy = { threads = threads, dynamic_smem = dynamic_smem, fraction = o.occupancy,
+                        active_blocks = o.active_blocks, limited_by = o.limited_by, why_zero = o.why_zero }
+      end
+    end
+  end
+end
+
 local function report_text(path, res, out)
   local names = {}
   for name, f in pairs(res.functions) do
@@ -14,31 +29,47 @@ local function report_text(path, res, out)
     out:write("  no __global__ functions\n")
     return
   end
-  out:write(string.format("  %-28s %5s %8s %6s %7s %7s %4s\n",
-    "kernel", "regs", "smem", "stack", "spill-st", "spill-ld", "bar"))
+  local occ_head = "occupancy"
+  local first = res.functions[names[1]].occupancy
+  if first then occ_head = string.format("occupancy @%d", first.threads) end
+  out:write(string.format("  %-28s %5s %8s %6s %7s %7s %4s  %s\n",
+    "kernel", "regs", "smem", "stack", "spill-st", "spill-ld", "bar", occ_head))
   for _, name in ipairs(names) do
     local f = res.functions[name]
-    out:write(string.format("  %-28s %5d %8d %6d %7d %7d %4d\n", name, f.registers, f.smem,
-      f.stack, f.spill_stores, f.spill_loads, f.barriers))
+    local occ = "-"
+    if f.occupancy then
+      occ = f.occupancy.active_blocks > 0
+        and string.format("%.2f (%d blocks/SM, %s)", f.occupancy.fraction, f.occupancy.active_blocks, f.occupancy.limited_by)
+        or "0 (" .. tostring(f.occupancy.why_zero) .. ")"
+    end
+    out:write(string.format("  %-28s %5d %8d %6d %7d %7d %4d  %s\n", name, f.registers, f.smem,
+      f.stack, f.spill_stores, f.spill_loads, f.barriers, occ))
   end
 end
 
 return {
   summary = "compile a CUDA file with NVRTC and print its resource report",
-  usage = "usage: klineage compile FILE.cu [--arch sm_90] [--json] [-D NAME=VALUE]...",
+  usage = "usage: klineage compile FILE.cu [--arch sm_90] [--json] [--threads N] [--smem BYTES] [--option OPT]",
   help = [[
 Compiles FILE.cu with NVRTC for a real architecture and prints, for each
 __global__ function, what ptxas reports: registers per thread, static
 shared memory, stack frame, spill stores and loads, and barriers. Needs no
-GPU. A compile error prints file:line:col and exits 1; a missing,
-unreadable or binary file exits 2.
+GPU. With them, the theoretical occupancy at a block size (the rules of
+the driver's occupancy calculator, computed here). A compile error prints
+file:line:col and exits 1; a missing, unreadable or binary file exits 2.
 
 options:
   --arch ARCH   target, sm_XX (default sm_90); compute_XX yields PTX only
   --json        print the report as JSON
+  --threads N   block size for the occupancy column (default 256)
+  --smem BYTES  dynamic shared memory per block for it (default 0)
   --option OPT  pass OPT to NVRTC (repeatable as --option=OPT)]],
   run = function(argv)
-    local a = args.parse(argv, { flags = { arch = "string", json = "boolean", option = "string" }, min = 1, max = 1 })
+    local a = args.parse(argv, { flags = { arch = "string", json = "boolean", option = "string",
+      threads = "number", smem = "number" }, min = 1, max = 1 })
+    local threads, smem = math.tointeger(a.threads or 256), math.tointeger(a.smem or 0)
+    if not threads or threads < 1 or threads > 1024 then args.usage_error("--threads must be an integer in 1..1024") end
+    if not smem or smem < 0 then args.usage_error("--smem must be a non-negative integer") end
     local path = a.positional[1]
     local src, err = files.read_text(path)
     if not src then args.usage_error("%s", err) end
@@ -52,6 +83,7 @@ options:
       if details and details.log and details.log ~= "" then io.stderr:write(details.log) end
       return 1
     end
+    if res.cubin then add_occupancy(res, threads, smem) end
     if a.json then
       local cjson = require "cjson"
       print(cjson.encode({
