@@ -9,10 +9,17 @@
 #define KL_MODULES(X) \
   X(cuda)             \
   X(cupti)            \
+  X(emu)              \
+  X(hash)             \
   X(host)             \
   X(http)             \
+  X(match)            \
   X(md)               \
-  X(nvrtc)
+  X(nvrtc)            \
+  X(occupancy)        \
+  X(proc)             \
+  X(randgen)          \
+  X(source)
 
 #define KL_DECLARE_OPEN(name) int luaopen_kl_##name(lua_State *L);
 KL_MODULES(KL_DECLARE_OPEN)

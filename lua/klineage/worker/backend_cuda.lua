@@ -45,7 +45,7 @@ function M.new()
   local ctx = cuda.context(0)
   local arch = string.format("sm_%d%d", dev.major, dev.minor)
   local helpers = {}
-  for _, h in ipairs({ { "randgen.cu", "kl_randgen_fill", { "--fmad=false" } }, { "checksum.cu", "kl_checksum" } }) do
+  for _, h in ipairs({ { "randgen.cu", "kl_randgen_kernel" }, { "checksum.cu", "kl_checksum" } }) do
     local src = assert(files.read_text(host.home .. "/gpu/device/" .. h[1]))
     local r, err = cache.compile(src, { arch = arch, name = h[1], options = h[3] })
     if not r then return nil, "cannot compile gpu/device/" .. h[1] .. ": " .. err end
@@ -54,7 +54,7 @@ function M.new()
   end
   return setmetatable({
     ctx = ctx, dev = dev, arch = arch, helpers = helpers,
-    generator = helpers.kl_randgen_fill.fn, checksummer = helpers.kl_checksum.fn,
+    generator = helpers.kl_randgen_kernel.fn, checksummer = helpers.kl_checksum.fn,
     checksum_out = assert(ctx:alloc(8)),
     modules = {}, functions = {}, buffers = {}, optin = {},
   }, Worker)
@@ -140,8 +140,9 @@ function Worker:init(req)
       if b.count > 0 then
         local ok, err = self.generator:launch {
           grid = math.min((b.count + 255) // 256, self.dev.sms * 32), block = 256,
-          args = { b.mem, { "i64", b.count }, { "i32", DTYPE[b.type] }, { "i32", INIT[init] },
-                   { "u64", seed }, { "u64", protocol.integer(spec.stream) or 0 }, { "i64", lo }, { "i64", hi } },
+          args = { b.mem, { "u64", b.count }, { "i32", DTYPE[b.type] }, { "i32", INIT[init] },
+                   { "i64", lo }, { "i64", hi }, { "u64", seed }, { "u64", protocol.integer(spec.stream) or 0 },
+                   { "u64", 0 } },
         }
         if not ok then fault("init: " .. err) end
       end

@@ -1,0 +1,109 @@
+-- klineage worker: the isolated child process that owns one device and
+-- answers JSON-line requests (lua/klineage/worker/protocol.lua) on stdin and
+-- stdout. The engine starts it through the pool (worker/pool.lua); a person
+-- rarely runs it by hand.
+--
+-- A backend is a module, klineage.worker.backend_<name> (fake is
+-- klineage.worker.fake_worker), returning { new(opts) -> worker | nil, err }
+-- and optionally before(worker, req) -> handled and after(worker, req, reply).
+-- The worker has one method per protocol op: worker:op(req) -> reply fields
+-- | nil, verdict, message. A missing method answers "unsupported"; a Lua
+-- error answers verdict "internal" and the worker keeps serving; a "fault"
+-- reply (a sticky device error) is the last: the worker exits 3 after it.
+local args = require "klineage.args"
+local protocol = require "klineage.worker.protocol"
+
+local BACKENDS = { fake = "klineage.worker.fake_worker" }
+
+local function load_backend(name)
+  local module = BACKENDS[name] or ("klineage.worker.backend_" .. name)
+  local ok, mod = pcall(require, module)
+  if ok then return mod end
+  if type(mod) == "string" and mod:find("module '" .. module .. "' not found", 1, true) then
+    return nil, string.format("backend '%s' is not built yet (no module %s)", name, module)
+  end
+  error(mod, 0)
+end
+
+local function serve(backend, worker, input, output, name)
+  local function send(reply)
+    output:write(protocol.encode(reply), "\n")
+    output:flush()
+  end
+  for line in input:lines() do
+    local req, derr = protocol.decode(line)
+    local id = req and protocol.integer(req.id) or nil
+    local ok, cerr = protocol.check_request(req)
+    if not req then
+      send(protocol.fail(nil, "bad_request", derr))
+    elseif not ok then
+      send(protocol.fail(id, "bad_request", cerr))
+    else
+      local handled = backend.before and backend.before(worker, req)
+      if not handled then
+        local method = worker[req.op]
+        local reply
+        if not method then
+          reply = protocol.fail(id, "unsupported", string.format("the %s backend has no '%s'", name or "worker", req.op))
+        else
+          local pok, fields, verdict, msg = pcall(method, worker, req)
+          if not pok then
+            if type(fields) == "table" and fields.verdict then
+              reply = protocol.fail(id, fields.verdict, fields.message)
+            else
+              reply = protocol.fail(id, "internal", tostring(fields))
+            end
+          elseif fields then
+            reply = protocol.ok(id, fields)
+          else
+            reply = protocol.fail(id, verdict or "internal", msg or "failed")
+          end
+        end
+        if backend.after then reply = backend.after(worker, req, reply) end
+        send(reply)
+        if req.op == "bye" then return 0 end
+        if reply.ok == false and reply.verdict == "fault" then return 3 end
+      end
+    end
+  end
+  return 0 -- the engine closed our stdin
+end
+
+return {
+  summary = "serve gate requests for one device over stdin/stdout (used by the engine)",
+  usage = "usage: klineage worker --backend cuda|emu|fake",
+  help = [[
+Runs one worker: a child process that owns one device and answers the JSON
+lines of lua/klineage/worker/protocol.lua on stdin and stdout, one reply per
+request. The engine's pool starts one per visible device and restarts a
+worker that dies. Logs go to stderr; stdout carries replies only.
+
+options:
+  --backend NAME   cuda (the GPU through the driver), emu (CPU execution),
+                   or fake (Lua kernels, for testing the engine's handling
+                   of crashes, hangs and garbage)]],
+  run = function(argv)
+    local a = args.parse(argv, { flags = { backend = "string" }, max = 0 })
+    if not a.backend then args.usage_error("missing --backend cuda|emu|fake") end
+    local backend, err = load_backend(a.backend)
+    if not backend then
+      io.stderr:write("klineage worker: ", err, "\n")
+      return 2
+    end
+    local worker, werr = backend.new({ backend = a.backend })
+    if not worker then
+      io.stderr:write("klineage worker: ", tostring(werr), "\n")
+      return 1
+    end
+    -- Replies get private copies of stdin and stdout; fd 1 becomes stderr,
+    -- so kernel or driver output cannot corrupt the protocol.
+    local input, output = require("kl.proc").protocol_streams()
+    if not input then
+      io.stderr:write("klineage worker: ", output, "\n")
+      return 1
+    end
+    worker.protocol_in, worker.protocol_out = input, output
+    return serve(backend, worker, input, output, a.backend)
+  end,
+  serve = serve,
+}

@@ -1,0 +1,123 @@
+-- The run journal: runs/<id>/journal.jsonl, one JSON record per line,
+-- appended and never rewritten. Each append is flushed and fsync'd before
+-- it returns, so a record that append() returned for survives a crash.
+-- Walks and optimizations resume from it; reports are regenerated from it.
+--
+--   journal.open(path)          -> J | nil, err    (creates folders and file)
+--   J:append(record)            -> true | nil, err (adds seq and time if absent)
+--   J:close()
+--   journal.read(path)          -> records, warnings | nil, err
+--       a line that does not parse (the torn last line of a crashed run, even
+--       when later runs appended after it) is skipped with a warning naming
+--       its line; the file is never changed.
+--   journal.new_run_id()        -> "20261130-001122-ab12cd"
+--   journal.path(root, id)      -> root/<id>/journal.jsonl
+--
+-- NaN and infinities (an error of a failed comparison) are written as null.
+local cjson = require "cjson"
+local proc = require "kl.proc"
+
+local M = {}
+
+local encoder = cjson.new()
+encoder.encode_invalid_numbers("null")
+encoder.encode_sparse_array(true)
+local decoder = cjson.new()
+
+local Journal = {}
+Journal.__index = Journal
+
+function M.path(root, id) return string.format("%s/%s/journal.jsonl", root, id) end
+
+function M.new_run_id()
+  return string.format("%s-%06x", os.date("!%Y%m%d-%H%M%S"), math.random(0, 0xffffff))
+end
+
+-- The number of complete lines, and whether the file ends in the middle of
+-- a line (a torn write).
+local function scan_tail(path)
+  local h = io.open(path, "rb")
+  if not h then return 0, false end
+  local lines, last = 0, nil
+  while true do
+    local chunk = h:read(1 << 16)
+    if not chunk then break end
+    local _, n = chunk:gsub("\n", "")
+    lines = lines + n
+    last = chunk:sub(-1)
+  end
+  h:close()
+  return lines, last ~= nil and last ~= "\n"
+end
+
+function M.open(path)
+  local dir = path:match("^(.*)/[^/]*$")
+  if dir then
+    local ok, err = proc.mkdir_p(dir)
+    if not ok then return nil, err end
+  end
+  local existed = io.open(path, "rb")
+  if existed then existed:close() end
+  local lines, torn = scan_tail(path)
+  local h, err = io.open(path, "ab")
+  if not h then return nil, err end
+  if not existed and dir then
+    -- the new file's name must survive a crash as well as its records
+    local ok, serr = proc.fsync(dir)
+    if not ok then
+      h:close()
+      return nil, serr
+    end
+  end
+  if torn then
+    -- End the torn fragment so that the next record starts on its own
+    -- line; the fragment itself stays as it is.
+    h:write("\n")
+    lines = lines + 1
+  end
+  return setmetatable({ handle = h, path = path, seq = lines }, Journal)
+end
+
+function Journal:append(record)
+  if type(record) ~= "table" then error("journal append: record must be a table", 2) end
+  if not self.handle then error("journal append: journal is closed", 2) end
+  self.seq = self.seq + 1
+  if record.seq == nil then record.seq = self.seq end
+  if record.time == nil then record.time = os.time() end
+  local ok, line = pcall(encoder.encode, record)
+  if not ok then return nil, "journal: cannot encode the record: " .. tostring(line) end
+  if line:find("\n", 1, true) then return nil, "journal: encoded record has a newline" end
+  local wok, werr = self.handle:write(line, "\n")
+  if not wok then return nil, werr end
+  return proc.fsync(self.handle)
+end
+
+function Journal:close()
+  if self.handle then
+    self.handle:close()
+    self.handle = nil
+  end
+end
+Journal.__close = Journal.close
+Journal.__gc = Journal.close
+
+function M.read(path)
+  local h, err = io.open(path, "rb")
+  if not h then return nil, err end
+  local records, warnings, n = {}, {}, 0
+  for line in h:lines() do
+    n = n + 1
+    if line ~= "" then
+      local ok, rec = pcall(decoder.decode, line)
+      if ok and type(rec) == "table" then
+        records[#records + 1] = rec
+      else
+        warnings[#warnings + 1] = string.format("%s:%d: skipped a torn or unreadable record (%d bytes)", path, n, #line)
+      end
+    end
+  end
+  h:close()
+  return records, warnings
+end
+
+return M

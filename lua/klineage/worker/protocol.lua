@@ -1,0 +1,187 @@
+-- The worker protocol: JSON lines over the worker's stdin and stdout.
+--
+-- The engine starts `klineage worker --backend cuda|emu|fake` with stdin and
+-- stdout as pipes (stderr is captured: its tail explains a crash). Each
+-- request is one JSON object on one line; the worker answers each request
+-- with exactly one line, in order. Every request carries an integer `id`
+-- that its reply repeats. Nothing else is ever written to stdout (logs go
+-- to stderr).
+--
+--   request:  { "id": 7, "op": "launch", ... }
+--   reply:    { "id": 7, "ok": true, ... }
+--          or { "id": 7, "ok": false, "error": "message", "verdict": "fault" }
+--
+-- `verdict` in a failed reply is one of the gate's verdicts ("fault",
+-- "unsupported", "bad_request"); after a "fault" reply the worker exits
+-- (a CUDA context is unusable after a sticky error) and the pool restarts
+-- it. A worker that dies without replying is a "fault" (its exit status
+-- or signal and its stderr tail are the detail); one that does not answer
+-- within the request's timeout is killed: "timeout".
+--
+-- Binary data (a cubin, buffer contents) travels as base64 in fields named
+-- *_b64. Numbers are JSON numbers: the engine sends integers where the
+-- worker needs integers (counts, seeds, geometry).
+--
+-- Requests, in the order a gate evaluation uses them:
+--
+--   hello    { protocol = 1 }
+--            -> { op = "ready", protocol = 1, backend = "cuda"|"emu"|"fake", pid,
+--                 device = { index, name, arch = "sm_90", sm_count, clock_mhz,
+--                            memory_bytes, driver, l2_bytes } }
+--   load     { module = "m1", cubin_b64 = ... | cubin_path = ... (cuda),
+--                             source = ... (emu), kernels = { "sgemm", ... } }
+--            -> { functions = { sgemm = { registers, smem, max_threads } } }
+--   alloc    { buffers = { { name = "A", type = "f32", count = n }, ... } }
+--            (replaces every buffer of the previous alloc)        -> {}
+--   init     { seed = s, buffers = { { name = "A", init = "uniform" | "normal" | "zeros"
+--                                      | { "int", lo, hi }, stream = k }, ... } }
+--            fills on the device with engine/core/randgen.h's algorithm
+--            -> { checksums = { A = the backend's checksum of the bytes } }
+--            (only equality matters: fake and emu hash with SHA-256, cuda
+--            with a device-side sum of mixed words, gpu/device/checksum.cu)
+--   upload   { name = "A", data_b64 = ... } (custom Lua init)     -> {}
+--   poison   { buffers = { "C", ... } } (every byte 0xFF: NaN)    -> {}
+--   zero     { buffer = "C" }                                     -> {}
+--   launch   { module, kernel, grid = {x,y,z}, block = {x,y,z}, smem = bytes,
+--              args = { { "buf", "A" } | { "i32", 5 } | { "u32", n } | { "i64", n }
+--                       | { "f32", 1.5 } | { "f64", 1.5 }, ... } }
+--            launches and synchronizes                            -> { ms = event time }
+--   read     { buffer = "C" [, index = i (0-based)] }
+--            -> { data_b64 } or { value } for one element
+--   snapshot { buffers = { "C" }, as = "ref" }  copies outputs aside as "C@ref" -> {}
+--   compare  { buffer = "C", against = "C@ref", rtol, atol }
+--            |out - ref| <= atol + rtol * max|ref|, NaN/Inf never pass, integer
+--            types exact -> { pass, max_abs, max_rel, max_ref, tolerance,
+--                             first_bad (1-based), bad_count, nonfinite, count }
+--   checksum { buffers = { "A", ... } } -> { checksums = { A = checksum } }
+--   time     { sequence = { <launch or zero request>, ... }, warmup, min_samples,
+--              max_samples, max_seconds, target_noise = 0.01, flush_l2 = true }
+--            -> { samples_ms = {...}, median_ms, ci_ms = { lo, hi }, clock_mhz,
+--                 throttled, source = "cupti"|"events"|"host" }
+--   metrics  { sequence = {...}, names = { "dram__bytes_read.sum", ... } }
+--            -> { values = { [name] = number }, passes }
+--   bye      {} -> {} and the worker exits 0
+--
+-- Test hooks, honoured by the fake backend only, in any request's `fake`
+-- field: { crash = "SEGV" | "ABRT" | ..., hang = true, garbage = true,
+--          exit = code, stderr = "text", delay = seconds, wrong_id = true,
+--          partial = true (half a line, then exit),
+--          close_stdin = true (reply, then stop reading but stay alive) }.
+local cjson = require "cjson"
+
+local M = {}
+
+M.VERSION = 1
+
+M.OPS = {
+  "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read",
+  "snapshot", "compare", "checksum", "time", "metrics", "bye",
+}
+M.OP_SET = {}
+for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end
+
+M.SCALAR_TYPES = { i32 = true, u32 = true, i64 = true, f32 = true, f64 = true }
+
+local codec = cjson.new()
+codec.encode_invalid_numbers("null")
+codec.encode_sparse_array(true)
+
+-- One line of JSON (cjson escapes newlines inside strings).
+function M.encode(msg) return codec.encode(msg) end
+
+-- decode(line) -> table | nil, "not JSON: ..." ; never raises.
+function M.decode(line)
+  local ok, v = pcall(codec.decode, line)
+  if not ok then return nil, "not JSON: " .. tostring(v):gsub("^.-: ", "") end
+  if type(v) ~= "table" then return nil, "not a JSON object" end
+  return v
+end
+
+-- The integer a JSON number stands for, or nil.
+function M.integer(v)
+  if math.type(v) == "integer" then return v end
+  if type(v) == "number" then return math.tointeger(v) end
+  return nil
+end
+
+local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+local decode_map = {}
+for i = 1, 64 do decode_map[alphabet:byte(i)] = i - 1 end
+
+function M.base64(data)
+  local out = {}
+  for i = 1, #data, 3 do
+    local a, b, c = data:byte(i, i + 2)
+    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
+    out[#out + 1] = string.char(
+      alphabet:byte((n >> 18) + 1), alphabet:byte(((n >> 12) & 63) + 1),
+      b and alphabet:byte(((n >> 6) & 63) + 1) or 61, c and alphabet:byte((n & 63) + 1) or 61)
+  end
+  return table.concat(out)
+end
+
+-- unbase64(text) -> bytes | nil, err
+function M.unbase64(text)
+  if #text % 4 ~= 0 then return nil, "base64 length is not a multiple of 4" end
+  local out = {}
+  for i = 1, #text, 4 do
+    local c1, c2, c3, c4 = text:byte(i, i + 3)
+    local a, b = decode_map[c1], decode_map[c2]
+    local c = c3 == 61 and 0 or decode_map[c3]
+    local d = c4 == 61 and 0 or decode_map[c4]
+    if not (a and b and c and d) then return nil, "invalid base64 at " .. i end
+    local n = (a << 18) | (b << 12) | (c << 6) | d
+    if c3 == 61 then out[#out + 1] = string.char(n >> 16)
+    elseif c4 == 61 then out[#out + 1] = string.char(n >> 16, (n >> 8) & 255)
+    else out[#out + 1] = string.char(n >> 16, (n >> 8) & 255, n & 255) end
+  end
+  return table.concat(out)
+end
+
+-- Checks a request's shape. Returns true or nil, message. Used by workers
+-- (a malformed request is answered with verdict "bad_request") and by tests.
+function M.check_request(req)
+  if type(req) ~= "table" then return nil, "a request must be a JSON object" end
+  if not M.integer(req.id) then return nil, "request has no integer id" end
+  if not M.OP_SET[req.op] then return nil, "unknown op '" .. tostring(req.op) .. "'" end
+  local need = {
+    load = { "module" }, alloc = { "buffers" }, init = { "seed", "buffers" },
+    upload = { "name", "data_b64" }, poison = { "buffers" }, zero = { "buffer" },
+    launch = { "module", "kernel", "grid", "block", "args" }, read = { "buffer" },
+    snapshot = { "buffers", "as" }, compare = { "buffer", "against" },
+    checksum = { "buffers" }, time = { "sequence" }, metrics = { "sequence", "names" },
+  }
+  for _, field in ipairs(need[req.op] or {}) do
+    if req[field] == nil then return nil, string.format("%s: missing field '%s'", req.op, field) end
+  end
+  if req.op == "launch" then
+    for _, k in ipairs({ "grid", "block" }) do
+      local g = req[k]
+      if type(g) ~= "table" or #g < 1 or #g > 3 then return nil, "launch: " .. k .. " must be 1 to 3 integers" end
+      for _, v in ipairs(g) do
+        local n = M.integer(v)
+        if not n or n < 1 then return nil, "launch: " .. k .. " must be 1 to 3 positive integers" end
+      end
+    end
+    for i, a in ipairs(req.args) do
+      if type(a) ~= "table" or #a ~= 2 then return nil, string.format("launch: args[%d] must be [kind, value]", i) end
+      if a[1] ~= "buf" and not M.SCALAR_TYPES[a[1]] then
+        return nil, string.format("launch: args[%d] has unknown kind '%s'", i, tostring(a[1]))
+      end
+    end
+  end
+  return true
+end
+
+-- The reply helpers a worker uses.
+function M.ok(id, fields)
+  local r = fields or {}
+  r.id, r.ok = id, true
+  return r
+end
+
+function M.fail(id, verdict, message)
+  return { id = id, ok = false, verdict = verdict, error = message }
+end
+
+return M
