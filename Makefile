@@ -13,11 +13,13 @@ build: deps
 	cmake -S . -B $(BUILD) -DKL_WERROR=ON
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The main job on the default backend. Until the lineage walk lands, it
-# checks the installation and compiles the shipped example kernel.
+# The main job on the default backend (cuda where a GPU answers, emu
+# otherwise). Until the lineage walk lands, it checks the installation,
+# compiles the example kernel, and runs the SGEMM lineage through the gate.
 run: build
 	$(BUILD)/bin/klineage doctor
 	$(BUILD)/bin/klineage compile gpu/examples/saxpy.cu
+	$(BUILD)/bin/klineage bench sgemm
 
 test: build
 	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
