@@ -36,6 +36,8 @@ print(string.format("%-34s %10.3f s   (%s)", "cycle, cold compile", cold, rc.ver
 print(string.format("%-34s %10.3f s   (%s)", "cycle, cached compile", warm, rw.verdict))
 print(string.format("%-34s %10.3f ms", "compile stage, cold", rc.stages.compile.ms))
 print(string.format("%-34s %10.3f ms", "compile stage, cached", rw.stages.compile.ms))
+print(string.format("%-34s %10.3f ms", "correct stage (9 trials), cached", rw.stages.correct.ms or 0))
+print(string.format("%-34s %10.3f ms", "profile stage, cached", rw.stages.profile and rw.stages.profile.ms or 0))
 if p.median_ms then
   print(string.format("%-34s %10.2f us  [%.2f, %.2f] n=%d", "saxpy 64 MiB, L2 flushed", p.median_ms * 1e3,
     p.ci_ms[1] * 1e3, p.ci_ms[2] * 1e3, #p.samples_ms))

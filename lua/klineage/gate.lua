@@ -433,7 +433,8 @@ function M.evaluate(candidate, w, opts)
   local record = {
     kind = "evaluation", workload = w.name, candidate = { file = candidate.file, label = candidate.label },
     device = device, arch = arch, backend = pool.backend,
-    versions = { nvrtc = table.concat({ nvrtc.version() }, "."), klineage = host.version },
+    versions = { nvrtc = table.concat({ nvrtc.version() }, "."), klineage = host.version,
+                 cupti = require("kl.cupti").version() },
     stages = {},
   }
   local function finish(verdict)
@@ -469,7 +470,9 @@ function M.evaluate(candidate, w, opts)
     record.stages.correct = stage_from_error(lerr)
     return finish(record.stages.correct.verdict)
   end
+  local t_correct = host.clock()
   local correct, steps, bench_p = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 }, opts.sizes)
+  correct.ms = (host.clock() - t_correct) * 1e3
   record.stages.correct = correct
   if correct.verdict ~= "ok" then return finish(correct.verdict) end
   if opts.profile == false or opts.sizes == "test" then return finish("ok") end
@@ -477,8 +480,10 @@ function M.evaluate(candidate, w, opts)
     record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
     return finish("ok")
   end
+  local t_profile = host.clock()
   local pok, prof = pcall(s.profile, s, base, cand, w, steps, bench_p, opts)
   record.stages.profile = pok and prof or stage_from_error(prof)
+  record.stages.profile.ms = (host.clock() - t_profile) * 1e3
   if record.stages.profile.verdict ~= "ok" then return finish(record.stages.profile.verdict) end
   -- The other bench sizes (bench_params), each timed the same way.
   for _, size in ipairs(workload.sizes(w)) do
