@@ -19,7 +19,8 @@
   X(occupancy)        \
   X(proc)             \
   X(randgen)          \
-  X(source)
+  X(source)           \
+  X(vendor)
 
 #define KL_DECLARE_OPEN(name) int luaopen_kl_##name(lua_State *L);
 KL_MODULES(KL_DECLARE_OPEN)

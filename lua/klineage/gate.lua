@@ -510,6 +510,59 @@ function M.evaluate(candidate, w, opts)
   return finish("ok")
 end
 
+-- The workload's vendor routine (w.vendor, e.g. cuBLAS SGEMM) at every
+-- bench size: its result is first checked against v0 like a candidate's,
+-- then it is timed exactly like one. Returns a list of
+-- { label, params, verdict, median_ms, ci_ms, gflops, gbps } or nil, err.
+function M.vendor(w, opts)
+  if not w.vendor then return nil, "the workload names no vendor routine" end
+  local pool, worker = opts.pool, opts.worker or 1
+  if pool.backend ~= "cuda" then return nil, "vendor libraries run on the cuda backend only" end
+  local device = pool:device(worker)
+  local arch = opts.arch or (device and type(device.arch) == "string" and device.arch:match("^sm_%d+$")) or "sm_90"
+  local base, bstage = prepare(default_baseline(w), w, arch)
+  if not base then return nil, "baseline: " .. tostring(bstage.message) end
+  local s = setmetatable({ pool = pool, worker = worker, loaded = {}, timeout = opts.timeout or 120 }, Session)
+  local results = {}
+  for _, size in ipairs(workload.sizes(w)) do
+    if size.bench then
+      local p = size.params
+      local r = { label = size.label, params = p }
+      local ok, err = pcall(function()
+        s:load(base)
+        s:alloc(w, p)
+        s:fill(w, p, 1)
+        s:run(base, w, p)
+        s:call { op = "snapshot", buffers = w.outputs, as = "ref" }
+        s:fill(w, p, 1)
+        local args = {}
+        for i, a in ipairs(w.vendor.args) do
+          if w.buffer_by_name[a] then args[i] = { "buf", a }
+          else args[i] = { math.type(p[a]) == "integer" and "i32" or "f32", p[a] } end
+        end
+        local step = { op = "vendor", library = w.vendor.library, routine = w.vendor.routine, args = args }
+        s:call(step)
+        for _, name in ipairs(w.outputs) do
+          local tol = workload.tolerance(w, name)
+          local c = s:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
+          if not c.pass then error({ verdict = "wrong", message = string.format("%s differs from v0 in %d elements", name, c.bad_count) }, 0) end
+        end
+        local t = s:call({ op = "time", sequence = { step }, max_seconds = opts.max_seconds or 2 })
+        r.median_ms, r.ci_ms = t.median_ms, t.ci_ms
+        r.gflops = workload.flops(w, p) / (t.median_ms / 1e3) / 1e9
+        r.gbps = workload.bytes(w, p) / (t.median_ms / 1e3) / 1e9
+        r.verdict = "ok"
+      end)
+      if not ok then
+        local f = stage_from_error(err)
+        r.verdict, r.message = f.verdict, f.message
+      end
+      results[#results + 1] = r
+    end
+  end
+  return results
+end
+
 -- Times two candidates interleaved in one worker (ABAB, in blocks of
 -- `block` samples, `rounds` times) at the bench size and compares them:
 -- speedup of b over a with a bootstrap interval; "no difference" when the

@@ -34,8 +34,12 @@ for _, t in ipairs(M.TYPES) do TYPE_SET[t] = true end
 M.FIELDS = {
   name = true, kernel = true, params = true, test_params = true, bench_params = true,
   buffers = true, args = true, tolerance = true, flops = true, bytes = true,
-  lineage = true, run = true, description = true, reference = true,
+  lineage = true, run = true, description = true, reference = true, vendor = true,
 }
+
+-- The vendor routines a workload can be compared with (kl.vendor), and the
+-- number of arguments each takes.
+M.VENDOR_ROUTINES = { sgemm_rowmajor = 8 }
 
 local function home()
   local cli = package.searchpath("klineage.cli", package.path)
@@ -237,6 +241,21 @@ local function validate(spec, path, dir)
     end
   end
   if spec.run ~= nil and type(spec.run) ~= "function" then invalid(path, "run", "must be a function(ctx, p)") end
+  -- vendor = { name = "cuBLAS SGEMM", routine = "sgemm_rowmajor", args = { names of params and buffers } }:
+  -- the library routine the bench measures in the same run, as the bar.
+  if spec.vendor ~= nil then
+    local v = spec.vendor
+    if type(v) ~= "table" then invalid(path, "vendor", "must be { name, routine, args }") end
+    local want = M.VENDOR_ROUTINES[v.routine]
+    if not want then invalid(path, "vendor.routine", "unknown routine '%s'", tostring(v.routine)) end
+    if type(v.args) ~= "table" or #v.args ~= want then invalid(path, "vendor.args", "%s takes %d arguments", v.routine, want) end
+    for i, a in ipairs(v.args) do
+      if spec.params[a] == nil and (type(spec.buffers) ~= "table" or spec.buffers[a] == nil) then
+        invalid(path, string.format("vendor.args[%d]", i), "'%s' is neither a parameter nor a buffer", tostring(a))
+      end
+    end
+    if type(v.name) ~= "string" then invalid(path, "vendor.name", "must be a string") end
+  end
 
   -- Every size must evaluate now, not halfway through a run.
   for _, size in ipairs(M.sizes(w)) do

@@ -35,4 +35,8 @@ return {
     "v6_warptile.cu",
     "v7_double_buffer.cu",
   },
+  -- The bar the expert is judged against, measured by `klineage bench` in
+  -- the same run: cuBLAS through dlopen, default math mode (no TF32).
+  vendor = { name = "cuBLAS SGEMM (TF32 off)", routine = "sgemm_rowmajor",
+             args = { "M", "N", "K", "alpha", "A", "B", "beta", "C" } },
 }

@@ -30,6 +30,9 @@ options:
     if not pool then io.stderr:write("klineage bench: ", backend, "\n") return 1 end
     local ceilings, cerr
     if backend == "cuda" then ceilings, cerr = require("klineage.ceilings").get(pool) end
+    -- The vendor's bar (cuBLAS for sgemm), measured in this same run.
+    local vendor, verr
+    if w.vendor and backend == "cuda" then vendor, verr = gate.vendor(w, { pool = pool, max_seconds = a.max_seconds }) end
     local run_id = journal.new_run_id()
     local j = assert(journal.open(journal.path(a.journal or "runs", run_id)))
     local tty = host.isatty(2)
@@ -62,20 +65,31 @@ options:
     if backend == "emu" then
       out:write("emu backend: correctness at the test sizes only; no timing on emu\n")
     end
-    out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s\n", "version", "verdict", "time ms",
-      "GFLOP/s", "GB/s", "%roof", "vs v0", "regs", "occ"))
+    local bar = vendor and vendor[1] and vendor[1].median_ms and vendor[1]
+    if vendor then
+      for _, v in ipairs(vendor) do
+        out:write(string.format("%s at %s: %s%s\n", w.vendor.name, v.label, v.verdict,
+          v.median_ms and string.format(", %.4f ms, %.1f GFLOP/s, %.1f GB/s", v.median_ms, v.gflops, v.gbps)
+          or (" (" .. tostring(v.message) .. ")")))
+      end
+    elseif verr and w.vendor then
+      out:write(string.format("%s: not measured (%s)\n", w.vendor.name, verr))
+    end
+    out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s%s\n", "version", "verdict", "time ms",
+      "GFLOP/s", "GB/s", "%roof", "vs v0", "regs", "occ", bar and "  %vendor" or ""))
     local t0
     local figures = {}
     for i, r in ipairs(records) do
       local p, c = r.stages.profile or {}, r.stages.compile or {}
       local fn = c.functions and c.functions[w.kernel]
       if i == 1 then t0 = p.median_ms end
-      out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s\n", w.lineage[i], r.verdict,
+      out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s%s\n", w.lineage[i], r.verdict,
         p.median_ms and string.format("%.4f", p.median_ms) or "-",
         p.gflops and string.format("%.1f", p.gflops) or "-", p.gbps and string.format("%.1f", p.gbps) or "-",
         p.pct_of_roofline and string.format("%.1f", p.pct_of_roofline) or "-",
         (t0 and p.median_ms) and string.format("%.2fx", t0 / p.median_ms) or "-",
-        fn and tostring(fn.registers) or "-", c.occupancy and string.format("%.2f", c.occupancy) or "-"))
+        fn and tostring(fn.registers) or "-", c.occupancy and string.format("%.2f", c.occupancy) or "-",
+        (bar and p.median_ms) and string.format("  %7.1f", bar.median_ms / p.median_ms * 100) or ""))
       for _, e in ipairs(p.sizes or {}) do
         local keys = {}
         for k, v in pairs(e.params) do
@@ -95,6 +109,12 @@ options:
     for _, f in ipairs(figures) do
       local name = f[1]:gsub("%.cu$", "")
       out:write(string.format("%s-%s-time: %.4f ms\n", w.name, name, f[2].median_ms))
+    end
+    local last = figures[#figures]
+    if last and last[1] == w.lineage[#w.lineage] then
+      if bar then out:write(string.format("%s-expert-pct-of-vendor: %.1f %%\n", w.name, bar.median_ms / last[2].median_ms * 100)) end
+      if last[2].pct_of_roofline then out:write(string.format("%s-expert-pct-of-roofline: %.1f %%\n", w.name, last[2].pct_of_roofline)) end
+      if t0 then out:write(string.format("%s-expert-speedup-over-v0: %.2f x\n", w.name, t0 / last[2].median_ms)) end
     end
     return 0
   end,

@@ -266,8 +266,10 @@ function Worker:sequence(steps)
     elseif step.op == "zero" then
       local mem = self:buffer(step.buffer).mem
       run[i] = function() return mem:fill_u32(0) end
+    elseif step.op == "vendor" then
+      run[i] = self:vendor_call(step)
     else
-      bad("a sequence holds launch and zero steps only")
+      bad("a sequence holds launch, zero and vendor steps only")
     end
   end
   return function()
@@ -277,6 +279,29 @@ function Worker:sequence(steps)
     end
     return true
   end
+end
+
+-- A vendor library routine (kl.vendor) as a closure over the buffers'
+-- device addresses: the bar a lineage is judged against, timed like a kernel.
+function Worker:vendor_call(step)
+  local vendor = require "kl.vendor"
+  local ok, err = vendor.load(step.library or "cublas")
+  if not ok then error({ verdict = "unsupported", message = err }, 0) end
+  local fn = vendor[step.routine]
+  if type(fn) ~= "function" or step.routine == "load" then bad("vendor: unknown routine " .. tostring(step.routine)) end
+  local args = {}
+  for i, a in ipairs(step.args) do
+    if a[1] == "buf" then args[i] = self:buffer(a[2]).mem.address else args[i] = a[2] end
+  end
+  return function() return fn(table.unpack(args)) end
+end
+
+-- One vendor call, synchronized: for checking its result like a kernel's.
+function Worker:vendor(req)
+  local ok, err = self:vendor_call(req)()
+  if not ok then return nil, "launch_error", err end
+  self:sync("vendor " .. tostring(req.routine))
+  return {}
 end
 
 function Worker:time(req)

@@ -60,6 +60,9 @@
 --                 throttled, source = "cupti"|"events"|"host" }
 --   metrics  { sequence = {...}, names = { "dram__bytes_read.sum", ... } }
 --            -> { values = { [name] = number }, passes }
+--   vendor   { library = "cublas", routine = "sgemm_rowmajor", args = <as launch> }
+--            one call of a vendor library routine on the worker's context
+--            (cuda only), synchronized; also a step of a time sequence   -> {}
 --   bye      {} -> {} and the worker exits 0
 --
 -- Test hooks, honoured by the fake backend only, in any request's `fake`
@@ -75,7 +78,7 @@ M.VERSION = 1
 
 M.OPS = {
   "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read",
-  "snapshot", "compare", "checksum", "time", "metrics", "bye",
+  "snapshot", "compare", "checksum", "time", "metrics", "vendor", "bye",
 }
 M.OP_SET = {}
 for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end
@@ -150,6 +153,7 @@ function M.check_request(req)
     launch = { "module", "kernel", "grid", "block", "args" }, read = { "buffer" },
     snapshot = { "buffers", "as" }, compare = { "buffer", "against" },
     checksum = { "buffers" }, time = { "sequence" }, metrics = { "sequence", "names" },
+    vendor = { "routine", "args" },
   }
   for _, field in ipairs(need[req.op] or {}) do
     if req[field] == nil then return nil, string.format("%s: missing field '%s'", req.op, field) end

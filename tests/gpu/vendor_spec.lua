@@ -1,0 +1,19 @@
+-- cuBLAS through dlopen in the worker: its SGEMM result matches the
+-- lineage's v0 (so the row-major call is set up right) and it is timed
+-- like a kernel, as the bar the SGEMM lineage is judged against.
+local gate = require "klineage.gate"
+local w = assert(require("klineage.workload").load("sgemm"))
+
+describe("the vendor bar", function()
+  local pool = assert(require("klineage.worker.pool").new { backend = "cuda", timeout = 300 })
+  it("checks and times cuBLAS SGEMM at every bench size", function()
+    local results = assert(gate.vendor(w, { pool = pool, max_seconds = 1 }))
+    expect(#results):at_least(1)
+    for _, r in ipairs(results) do
+      if r.verdict ~= "ok" then fail("%s: %s %s", r.label, r.verdict, tostring(r.message)) end
+      io.write(string.format("      cuBLAS %s: %.4f ms, %.1f TFLOP/s\n", r.label, r.median_ms, r.gflops / 1e3))
+      expect(r.gflops):at_least(1000)
+    end
+  end)
+  pool:close()
+end)
