@@ -78,24 +78,7 @@ local function read_all(path)
   return data
 end
 
--- Writes data under a temporary name unique to this process, then renames.
-local function write_atomic(path, data)
-  local tmp = string.format("%s.tmp.%d.%d", path, proc.getpid(), math.random(1 << 30))
-  local h, err = io.open(tmp, "wb")
-  if not h then return nil, err end
-  local ok, werr = h:write(data)
-  local cok, cerr = h:close()
-  if not ok or not cok then
-    os.remove(tmp)
-    return nil, werr or cerr
-  end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then
-    os.remove(tmp)
-    return nil, rerr
-  end
-  return true
-end
+local write_atomic = require("klineage.files").write_atomic
 M.write_atomic = write_atomic
 
 -- JSON numbers come back as floats; ptxas's numbers are integers.

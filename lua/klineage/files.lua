@@ -17,16 +17,17 @@ function M.read_text(path)
 end
 
 -- Writes through a temporary file and a rename, so a crash never leaves a
--- torn file behind.
+-- torn file behind, and two processes writing the same path never share a
+-- temporary name (the pid is part of it).
 function M.write_atomic(path, data)
-  local tmp = string.format("%s.tmp.%d", path, math.random(1 << 30))
+  local tmp = string.format("%s.tmp.%d.%d", path, require("kl.proc").getpid(), math.random(1 << 30))
   local h, err = io.open(tmp, "wb")
   if not h then return nil, err end
   local ok, werr = h:write(data)
-  h:close()
-  if not ok then
+  local cok, cerr = h:close()
+  if not ok or not cok then
     os.remove(tmp)
-    return nil, werr
+    return nil, werr or cerr
   end
   local rok, rerr = os.rename(tmp, path)
   if not rok then
