@@ -92,9 +92,11 @@ static int l_fill(lua_State *L) {
 static int l_poison(lua_State *L) {
   kl_dtype t = check_dtype(L, 1);
   size_t n = check_count(L, 2) * kl_dtype_size(t);
+  lua_Integer byte = luaL_optinteger(L, 3, 0xFF);
+  luaL_argcheck(L, byte >= 0 && byte <= 255, 3, "a byte value");
   luaL_Buffer b;
   char *p = luaL_buffinitsize(L, &b, n + 1);
-  memset(p, 0xFF, n);
+  memset(p, (int)byte, n);
   luaL_pushresultsize(&b, n);
   return 1;
 }

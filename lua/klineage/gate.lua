@@ -213,7 +213,11 @@ function Session:run(k, w, p)
     steps[#steps + 1] = req
   end
   function ctx.read(_, buf, i)
-    return self:call({ op = "read", buffer = buf, index = i }).value
+    local v = self:call({ op = "read", buffer = buf, index = i }).value
+    -- JSON has one number type: an integer buffer's element comes back an integer.
+    local b = w.buffer_by_name[buf]
+    if b and not b.type:match("^[fb]") and math.type(v) == "float" then v = math.tointeger(v) or v end
+    return v
   end
   w.run(ctx, p)
   return steps
@@ -257,7 +261,19 @@ function Session:fill(w, p, seed)
     -- The worker's own checksum, so that before and after are comparable.
     for k, v in pairs(self:call({ op = "checksum", buffers = custom }).checksums) do sums[k] = v end
   end
-  if #poison > 0 then self:call { op = "poison", buffers = poison } end
+  if #poison > 0 then
+    -- Floats are poisoned with NaN (0xFF bytes) every time. For integers
+    -- 0xFF is -1, a value a kernel may legitimately write (an unreached
+    -- vertex, a missed ray): the byte changes with the seed, so an element
+    -- left unwritten cannot match the reference in every trial.
+    local floats, ints = {}, {}
+    for _, name in ipairs(poison) do
+      local t = w.buffer_by_name[name].type
+      if t == "f32" or t == "f64" or t == "f16" or t == "bf16" then floats[#floats + 1] = name else ints[#ints + 1] = name end
+    end
+    if #floats > 0 then self:call { op = "poison", buffers = floats } end
+    if #ints > 0 then self:call { op = "poison", buffers = ints, byte = ({ 0xFF, 0xA5, 0x5A })[seed % 3 + 1] } end
+  end
   return sums
 end
 

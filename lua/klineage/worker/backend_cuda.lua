@@ -166,7 +166,8 @@ function Worker:upload(req)
 end
 
 function Worker:poison(req)
-  for _, name in ipairs(req.buffers) do assert(self:buffer(name).mem:fill_u32(0xFFFFFFFF)) end
+  local byte = protocol.integer(req.byte) or 0xFF
+  for _, name in ipairs(req.buffers) do assert(self:buffer(name).mem:fill_u32(byte * 0x01010101)) end
   return {}
 end
 

@@ -117,7 +117,7 @@ end
 function Fake:poison(req)
   for _, name in ipairs(req.buffers) do
     local b = buffer(self, name)
-    b.data = randgen.poison(b.type, b.count)
+    b.data = randgen.poison(b.type, b.count, protocol.integer(req.byte) or 0xFF)
   end
   return {}
 end

@@ -40,7 +40,9 @@
 --            (only equality matters: fake and emu hash with SHA-256, cuda
 --            with a device-side sum of mixed words, gpu/device/checksum.cu)
 --   upload   { name = "A", data_b64 = ... } (custom Lua init)     -> {}
---   poison   { buffers = { "C", ... } } (every byte 0xFF: NaN)    -> {}
+--   poison   { buffers = { "C", ... } [, byte = 0xFF] } (every byte set:
+--            0xFF is NaN in every float type; the gate varies the byte for
+--            integer outputs, where 0xFF is -1, a plausible value)   -> {}
 --   zero     { buffer = "C" }                                     -> {}
 --   launch   { module, kernel, grid = {x,y,z}, block = {x,y,z}, smem = bytes,
 --              args = { { "buf", "A" } | { "i32", 5 } | { "u32", n } | { "i64", n }
