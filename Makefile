@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps build run test test-asan test-gpu clean
+.PHONY: deps build run test test-asan test-fuzz test-gpu clean
 
 deps:
 	scripts/install-deps.sh
@@ -31,9 +31,16 @@ test-asan: deps
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE gpu --output-on-failure -j$(JOBS)
 
+# Short libFuzzer runs of the parser and the pattern compiler (clang).
+test-fuzz:
+	scripts/install-deps.sh scripts/packages.txt scripts/fuzz-packages.txt
+	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DKL_FUZZ=ON
+	cmake --build $(BUILD)-fuzz -j$(JOBS) --target fuzz_source fuzz_pattern
+	cd $(BUILD)-fuzz && ctest -L fuzz --output-on-failure
+
 # On a GPU machine: everything, the gpu label included.
 test-gpu: build
 	cd $(BUILD) && ctest --output-on-failure
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-fuzz

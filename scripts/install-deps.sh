@@ -1,9 +1,12 @@
 #!/bin/sh
-# Installs the Debian packages klineage needs (scripts/packages.txt).
-# Does nothing when they are all present. Needs root (or sudo) to install.
+# install-deps.sh [LIST...]: installs the Debian packages named in the
+# lists (default: scripts/packages.txt, what klineage needs to build and
+# run; scripts/fuzz-packages.txt adds the fuzzers' compiler). Does nothing
+# when they are all present. Needs root (or sudo) to install.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-pkgs=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/packages.txt")
+[ $# -eq 0 ] && set -- "$here/packages.txt"
+pkgs=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$@")
 
 missing=""
 for p in $pkgs; do
