@@ -1,0 +1,131 @@
+/* Guarded buffers and the address registry (see buffer.h). */
+#define _GNU_SOURCE
+#include "emu/buffer.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CANARY 0xA5u
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static kl_emu_buffer *registry;
+
+static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+kl_emu_buffer *kl_emu_buffer_new(size_t bytes, const char *name, size_t elem) {
+  size_t page = page_size();
+  size_t padded = (bytes + 15) & ~(size_t)15;
+  if (padded < bytes) return NULL;
+  size_t data_pages = (padded + page - 1) / page;
+  if (data_pages == 0) data_pages = 1;
+  kl_emu_buffer *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->map_bytes = (data_pages + 2) * page;
+  void *map = mmap(NULL, b->map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (map == MAP_FAILED) {
+    free(b);
+    return NULL;
+  }
+  b->map = map;
+  unsigned char *first = b->map + page, *tail_guard = first + data_pages * page;
+  if (mprotect(first, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
+    munmap(b->map, b->map_bytes);
+    free(b);
+    return NULL;
+  }
+  b->data = tail_guard - padded;
+  b->bytes = bytes;
+  b->elem = elem ? elem : 1;
+  snprintf(b->name, sizeof b->name, "%s", name ? name : "?");
+  memset(first, CANARY, (size_t)(b->data - first));
+  memset(b->data + bytes, CANARY, padded - bytes);
+
+  pthread_mutex_lock(&registry_lock);
+  b->next = registry;
+  if (registry) registry->prev = b;
+  registry = b;
+  pthread_mutex_unlock(&registry_lock);
+  return b;
+}
+
+void kl_emu_buffer_free(kl_emu_buffer *b) {
+  if (!b) return;
+  pthread_mutex_lock(&registry_lock);
+  if (b->prev) b->prev->next = b->next;
+  else registry = b->next;
+  if (b->next) b->next->prev = b->prev;
+  pthread_mutex_unlock(&registry_lock);
+  munmap(b->map, b->map_bytes);
+  free(b);
+}
+
+static void describe_offset(const kl_emu_buffer *b, long long offset, char *out, size_t n) {
+  long long index = offset >= 0 ? offset / (long long)b->elem
+                                : -((-offset + (long long)b->elem - 1) / (long long)b->elem);
+  long long count = (long long)(b->bytes / b->elem);
+  if (b->elem > 1)
+    snprintf(out, n, "buffer '%s' element index %lld (of %lld, byte offset %lld)", b->name, index,
+             count, offset);
+  else
+    snprintf(out, n, "buffer '%s' byte offset %lld (of %lld)", b->name, offset, count);
+}
+
+int kl_emu_buffer_describe(const void *addr, char *out, size_t n) {
+  uintptr_t a = (uintptr_t)addr;
+  const kl_emu_buffer *near = NULL;
+  uintptr_t near_distance = UINTPTR_MAX;
+  pthread_mutex_lock(&registry_lock);
+  for (const kl_emu_buffer *b = registry; b; b = b->next) {
+    uintptr_t lo = (uintptr_t)b->map, hi = lo + b->map_bytes;
+    if (a >= lo && a < hi) {
+      near = b;
+      near_distance = 0;
+      break;
+    }
+    /* Not inside any mapping: remember the buffer whose end is closest below. */
+    uintptr_t end = (uintptr_t)b->data + b->bytes;
+    if (a >= end && a - end < near_distance) {
+      near = b;
+      near_distance = a - end;
+    }
+  }
+  int found = near && near_distance <= (1u << 20);
+  if (found) describe_offset(near, (long long)(a - (uintptr_t)near->data), out, n);
+  else snprintf(out, n, "address %p, in no buffer", addr);
+  pthread_mutex_unlock(&registry_lock);
+  return found;
+}
+
+int kl_emu_buffers_check(char *out, size_t n) {
+  size_t page = page_size();
+  int damaged = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (kl_emu_buffer *b = registry; b && !damaged; b = b->next) {
+    const unsigned char *first = b->map + page;
+    const unsigned char *end = b->data + ((b->bytes + 15) & ~(size_t)15);
+    for (const unsigned char *p = b->data - 1; p >= first; p--) {
+      if (*p != CANARY) {
+        describe_offset(b, (long long)(p - b->data), out, n);
+        damaged = 1;
+        break;
+      }
+    }
+    for (const unsigned char *p = b->data + b->bytes; !damaged && p < end; p++) {
+      if (*p != CANARY) {
+        describe_offset(b, (long long)(p - b->data), out, n);
+        damaged = 1;
+      }
+    }
+    if (damaged) { /* repair, so the next launch reports only its own damage */
+      memset(b->map + page, CANARY, (size_t)(b->data - (b->map + page)));
+      memset(b->data + b->bytes, CANARY, (size_t)(end - (b->data + b->bytes)));
+    }
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return damaged;
+}

@@ -1,0 +1,127 @@
+/* Node construction for the parser: a pending stack of finished children
+ * that the next finished node adopts (tree-sitter style), so the parser
+ * never links pointers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "source/internal.h"
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
+  if (need <= *cap) return 1;
+  uint32_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void *q = realloc(*p, (size_t)c * elem);
+  if (!q) return 0;
+  *p = q;
+  *cap = c;
+  return 1;
+}
+
+/* Grows two parallel arrays that share one capacity. */
+static int grow2_slow(void **a, size_t ea, void **b, size_t eb, uint32_t *cap, uint32_t need) {
+  uint32_t c = *cap ? *cap : 256;
+  while (c < need) c *= 2;
+  void *qa = realloc(*a, (size_t)c * ea);
+  if (!qa) return 0;
+  *a = qa;
+  void *qb = realloc(*b, (size_t)c * eb);
+  if (!qb) return 0;
+  *b = qb;
+  *cap = c;
+  return 1;
+}
+
+static inline int grow2(void **a, size_t ea, void **b, size_t eb, uint32_t *cap,
+                        uint32_t need) {
+  return need <= *cap || grow2_slow(a, ea, b, eb, cap, need);
+}
+
+uint32_t kl_p_push(kl_parser *p, uint32_t node, kl_field f) {
+  if (node == KL_NONE) return KL_NONE;
+  if (!grow2((void **)&p->pend, sizeof *p->pend, (void **)&p->pfield, sizeof *p->pfield,
+             &p->pcap, p->npend + 1)) {
+    p->oom = 1;
+    return KL_NONE;
+  }
+  p->pend[p->npend] = node;
+  p->pfield[p->npend] = (uint8_t)f;
+  p->npend++;
+  return node;
+}
+
+void kl_p_set_last_field(kl_parser *p, kl_field f) {
+  if (p->npend) p->pfield[p->npend - 1] = (uint8_t)f;
+}
+
+uint32_t kl_p_finish(kl_parser *p, kl_node_kind kind, uint32_t mark, uint32_t tok_begin,
+                     uint32_t tok_end) {
+  if (p->oom) return KL_NONE;
+  uint32_t nk = p->npend - mark;
+  if (!grow2((void **)&p->kids, sizeof *p->kids, (void **)&p->kfield, sizeof *p->kfield,
+             &p->kcap, p->nkids + nk))
+    goto oom;
+  if (!grow((void **)&p->nodes, &p->ncap, p->nnodes + 1, sizeof *p->nodes)) goto oom;
+  /* most nodes have 0-3 children: a loop beats memcpy calls */
+  for (uint32_t i = 0; i < nk; i++) {
+    p->kids[p->nkids + i] = p->pend[mark + i];
+    p->kfield[p->nkids + i] = p->pfield[mark + i];
+  }
+  kl_node *n = &p->nodes[p->nnodes];
+  n->kind = (uint16_t)kind;
+  n->flags = 0;
+  n->op = 0;
+  n->op_tok = KL_NONE;
+  n->subtree_end = 0;
+  n->depth = 0;
+  n->tok_begin = tok_begin;
+  n->tok_end = tok_end;
+  n->parent = KL_NONE;
+  n->child_begin = p->nkids;
+  n->child_count = nk;
+  p->nkids += nk;
+  p->npend = mark;
+  return p->nnodes++;
+oom:
+  p->oom = 1;
+  return KL_NONE;
+}
+
+uint32_t kl_p_leaf(kl_parser *p, kl_node_kind kind, uint32_t tok_begin, uint32_t tok_end) {
+  return kl_p_finish(p, kind, p->npend, tok_begin, tok_end);
+}
+
+uint32_t kl_p_opaque(kl_parser *p, uint32_t tok_begin, uint32_t tok_end, int truncated) {
+  uint32_t n = kl_p_leaf(p, KL_N_OPAQUE, tok_begin, tok_end);
+  if (n == KL_NONE) return n;
+  if (truncated) {
+    p->nodes[n].flags |= KL_NF_TRUNCATED;
+    kl_diag_add(p->u, "KLS002", "nesting deeper than " KL_SOURCE_STR(KL_SOURCE_MAX_DEPTH)
+                " levels: kept as an opaque region",
+                tok_begin, tok_end);
+  } else {
+    kl_diag_add(p->u, "KLS001", "construct not understood: kept as an opaque region", tok_begin,
+                tok_end);
+  }
+  return n;
+}
+
+uint32_t kl_p_skip_group(const kl_parser *p, uint32_t i) {
+  const kl_token *t = &p->t[i];
+  if (t->match != KL_NONE && t->match > i) return t->match + 1;
+  return i + 1;
+}
+
+uint32_t kl_p_angle_end(const kl_parser *p, uint32_t open) {
+  uint32_t close = p->t[open].match;
+  return p->t[close].match == open ? close + 1 : close;
+}
+
+int kl_p_is_type_word(const kl_parser *p, uint32_t i) {
+  uint32_t w = p->t[i].word;
+  return w != KL_NONE && p->type_word[w];
+}
+
+void kl_p_mark_type_word(kl_parser *p, uint32_t i) {
+  uint32_t w = p->t[i].word;
+  if (w != KL_NONE) p->type_word[w] = 1;
+}

@@ -1,0 +1,189 @@
+-- The emu worker backend: answers the worker protocol
+-- (worker/protocol.lua) by running kernels on the CPU through kl.emu, so
+-- the gate's correctness stage works unchanged where there is no GPU.
+--
+-- The worker command loads a backend as klineage.worker.backend_<name>;
+-- worker/backend_emu.lua is `return require "klineage.emu_worker"`.
+--
+-- Differences from the cuda backend, all by design:
+--   load     takes `source` (the CUDA C text; a cubin means nothing here) and
+--            answers "unsupported" for constructs the emulator cannot run or
+--            that the host compiler rejects, with the construct and line
+--   init     fills on the host with engine/core/randgen.h's algorithm: the
+--            same bytes as the device generator for the same seed
+--   launch   runs on the CPU; `ms` is host wall time, not GPU time. A fault,
+--            a divergent barrier or a hang (request `timeout`, seconds)
+--            answers verdict "fault" with the emulator's message; printf
+--            output goes to stderr, never into the protocol stream
+--   time, metrics  answer "unsupported": no timing on emu
+local emu = require "klineage.emu"
+local protocol = require "klineage.worker.protocol"
+local randgen = require "kl.randgen"
+local hash = require "kl.hash"
+local host = require "kl.host"
+local kemu = require "kl.emu"
+
+local M = {}
+
+local Worker = {}
+Worker.__index = Worker
+
+local function bad(message) error({ verdict = "bad_request", message = message }, 0) end
+
+function M.new(opts)
+  return setmetatable({ opts = opts or {}, modules = {}, buffers = {} }, Worker)
+end
+
+function Worker:buffer(name)
+  local b = self.buffers[name]
+  if not b then bad("no buffer '" .. tostring(name) .. "'") end
+  return b
+end
+
+function Worker:hello()
+  local ok, pid = pcall(function() return require("kl.proc").getpid() end)
+  return {
+    op = "ready", protocol = protocol.VERSION, backend = "emu", pid = ok and pid or nil,
+    device = { index = 0, name = string.format("kl.emu on %d host threads", host.cpu_count()),
+               arch = "emu", sm_count = host.cpu_count(), clock_mhz = 0, memory_bytes = 0,
+               driver = "kl.emu abi " .. kemu.abi, l2_bytes = 0 },
+  }
+end
+
+function Worker:load(req)
+  if type(req.source) ~= "string" then bad("load: the emu backend needs `source`, the CUDA C text") end
+  local mod, v = emu.compile(req.source, { name = req.name or (tostring(req.module) .. ".cu") })
+  if not mod then
+    -- A construct the emulator lacks, or one the host compiler rejects
+    -- after NVRTC accepted it: either way, this kernel cannot run here.
+    return nil, "unsupported", "emu: " .. v.message
+  end
+  local functions = {}
+  for _, name in ipairs(req.kernels or {}) do
+    local sig, err = mod:signature(name)
+    if not sig then return nil, "bad_request", "load: " .. err end
+    functions[name] = { registers = 0, smem = 0, max_threads = 1024, local_bytes = 0, params = sig }
+  end
+  self.modules[req.module] = mod
+  return { functions = functions }
+end
+
+function Worker:alloc(req)
+  for _, b in pairs(self.buffers) do b.mem:free() end
+  self.buffers = {}
+  for _, spec in ipairs(req.buffers or {}) do
+    local size = randgen.size(spec.type)
+    local count = protocol.integer(spec.count)
+    if not size or not count or count < 0 then bad("alloc: bad buffer " .. tostring(spec.name)) end
+    self.buffers[spec.name] = { mem = emu.alloc(count * size, spec.name, size), type = spec.type,
+                                count = count, size = count * size }
+  end
+  return {}
+end
+
+function Worker:checksum(req)
+  local sums = {}
+  for _, name in ipairs(req.buffers or {}) do sums[name] = hash.sha256(self:buffer(name).mem:download()) end
+  return { checksums = sums }
+end
+
+function Worker:init(req)
+  local seed = protocol.integer(req.seed)
+  if not seed then bad("init: seed must be an integer") end
+  local names = {}
+  for i, spec in ipairs(req.buffers or {}) do
+    local b = self:buffer(spec.name)
+    local ok, data = pcall(randgen.fill, b.type, b.count, spec.init, seed, protocol.integer(spec.stream) or 0)
+    if not ok then bad("init " .. spec.name .. ": " .. tostring(data)) end
+    b.mem:upload(data)
+    names[i] = spec.name
+  end
+  return self:checksum({ buffers = names })
+end
+
+function Worker:upload(req)
+  local b = self:buffer(req.name)
+  local data, err = protocol.unbase64(req.data_b64)
+  if not data then bad("upload: " .. err) end
+  if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
+  b.mem:upload(data)
+  return {}
+end
+
+function Worker:poison(req)
+  for _, name in ipairs(req.buffers or {}) do self:buffer(name).mem:fill(protocol.integer(req.byte) or 0xFF) end
+  return {}
+end
+
+function Worker:zero(req)
+  self:buffer(req.buffer).mem:fill(0)
+  return {}
+end
+
+function Worker:launch(req)
+  local mod = self.modules[req.module]
+  if not mod then bad("no module '" .. tostring(req.module) .. "'") end
+  local args = {}
+  for i, a in ipairs(req.args or {}) do
+    if type(a) ~= "table" then bad("launch: argument " .. i .. " is not a pair") end
+    if a[1] == "buf" then args[i] = self:buffer(a[2]).mem else args[i] = a[2] end
+  end
+  local t0 = host.clock()
+  local ok, info = mod:launch(req.kernel, {
+    grid = req.grid, block = req.block, smem = protocol.integer(req.smem) or 0, args = args,
+    order = req.order, seed = protocol.integer(req.order_seed), capture = true,
+    timeout = req.timeout,
+  })
+  local ms = (host.clock() - t0) * 1e3
+  if info and info.output and #info.output > 0 then io.stderr:write(info.output) end
+  if ok then return { ms = ms, source = "host" } end
+  if info.verdict == "launch error" then return nil, "launch_error", info.message end
+  if info.verdict == "timeout" then return nil, "timeout", info.message end
+  return nil, "fault", info.message
+end
+
+function Worker:read(req)
+  local b = self:buffer(req.buffer)
+  if req.index ~= nil then
+    local i = protocol.integer(req.index)
+    if not i or i < 0 or i >= b.count then bad("read: index out of range") end
+    local size = randgen.size(b.type)
+    return { value = randgen.get(b.type, b.mem:download(i * size, size), 1) }
+  end
+  return { data_b64 = protocol.base64(b.mem:download()) }
+end
+
+function Worker:snapshot(req)
+  for _, name in ipairs(req.buffers or {}) do
+    local b = self:buffer(name)
+    local key = name .. "@" .. tostring(req.as)
+    if self.buffers[key] then self.buffers[key].mem:free() end
+    local copy = emu.alloc(b.size, key, randgen.size(b.type))
+    copy:upload(b.mem:download())
+    self.buffers[key] = { mem = copy, type = b.type, count = b.count, size = b.size }
+  end
+  return {}
+end
+
+function Worker:compare(req)
+  local out, ref = self:buffer(req.buffer), self:buffer(req.against)
+  if out.type ~= ref.type or out.count ~= ref.count then bad("compare: buffers differ in type or size") end
+  return randgen.compare(out.type, out.mem:download(), ref.mem:download(),
+    { rtol = req.rtol or 0, atol = req.atol or 0 })
+end
+
+function Worker:time()
+  return nil, "unsupported", "no timing on emu"
+end
+
+function Worker:metrics()
+  return nil, "unsupported", "no metrics on emu"
+end
+
+function Worker:bye()
+  for _, b in pairs(self.buffers) do b.mem:free() end
+  self.buffers = {}
+  return {}
+end
+
+return M

@@ -1,0 +1,1 @@
+std::vector<std::vector<int>> v; auto y = static_cast<A<B<int>>>(z) >> 2;

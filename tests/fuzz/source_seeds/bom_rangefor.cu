@@ -1,0 +1,1 @@
+﻿void f() { for (auto &x : v) x += a ? b : c; }

@@ -1,0 +1,1 @@
+template<typename T, int N = 4> __global__ void k(T *p) { p[threadIdx.x * N] = T(0); }

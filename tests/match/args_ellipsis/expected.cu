@@ -1,0 +1,4 @@
+void upload(float *d, const float *h, size_t n, cudaStream_t stream) {
+  cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, stream); // match:
+  cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost); // nomatch: other direction
+}

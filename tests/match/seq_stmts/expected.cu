@@ -1,0 +1,12 @@
+__global__ void guard(float *y, const float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  // match: $c=i<n
+  if (__builtin_expect(i < n, 1)) {
+    float v = x[i];
+    y[i] = v * v;
+  }
+  if (i == 0) y[0] = 0.0f; // nomatch: no braces
+  if (__builtin_expect(i > n, 1)) {
+    
+  } // match: $c=i>n
+}
