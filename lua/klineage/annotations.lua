@@ -21,8 +21,7 @@
 --       why) when a requires line rules the size out, an expected outcome;
 --       nil, message when the annotations themselves are broken.
 --
--- The two source scans (comment lines, constants) are one small function
--- each, so kl.source can replace them.
+-- The `@kl` lines and the integer constants come from kl.source.
 local expr = require "klineage.expr"
 
 local M = {}
@@ -33,11 +32,9 @@ M.SMEM_DEFAULT_LIMIT = 48 * 1024
 
 -- The `@kl` comment lines of a source: { { line = n, text = "launch ..." } }.
 function M.scan(source)
-  local found, n = {}, 0
-  for line in (source .. "\n"):gmatch("([^\n]*)\n") do
-    n = n + 1
-    local text = line:match("^%s*//%s*@kl%s+(.-)%s*$")
-    if text then found[#found + 1] = { line = n, text = text } end
+  local found = {}
+  for _, a in ipairs(require("kl.source").parse(source):annotations()) do
+    found[#found + 1] = { line = a.line, text = a.text }
   end
   return found
 end
@@ -153,47 +150,13 @@ function M.parse(source, file)
   return ann
 end
 
--- Strips comments, keeping line breaks so that line numbers survive.
-local function strip_comments(source)
-  local s = source:gsub("/%*.-%*/", function(c) return (c:gsub("[^\n]", "")) end)
-  return (s:gsub("//[^\n]*", ""))
-end
-
-local integer_types = {
-  "unsigned long long", "unsigned long", "unsigned int", "long long", "unsigned",
-  "int", "long", "size_t", "int32_t", "uint32_t", "int64_t", "uint64_t",
-}
-
--- The kernel's integer constants: `#define NAME <int expr>` and
--- `[static] constexpr|const <int type> NAME = <expr>;`, evaluated in order
--- with C's integer division; anything that does not evaluate to an integer
--- (function-like macros, floats, sizeof) is left out.
+-- The kernel's integer constants, as kl.source evaluates them: `#define
+-- NAME <int expr>`, `constexpr` / `const` integers and template parameter
+-- defaults; anything that is not a constant integer is left out.
 function M.constants(source)
   local consts = {}
-  local function define(name, text)
-    local c = expr.compile(text, { c_division = true })
-    if not c then return end
-    local v = c:eval(consts)
-    if math.type(v) == "integer" then consts[name] = v end
-  end
-  for line in (strip_comments(source) .. "\n"):gmatch("([^\n]*)\n") do
-    local name, body = line:match("^%s*#%s*define%s+([%a_][%w_]*)%s+(.-)%s*$")
-    if name and body ~= "" then
-      define(name, body)
-    else
-      local decl = line:match("^%s*static%s+(.*)$") or line
-      decl = decl:match("^%s*constexpr%s+(.*)$") or decl:match("^%s*const%s+(.*)$")
-      if decl then
-        decl = decl:gsub("^%s*static%s+", "")
-        for _, ty in ipairs(integer_types) do
-          local n2, e2 = decl:match("^" .. ty:gsub(" ", "%%s+") .. "%s+([%a_][%w_]*)%s*=%s*(.-)%s*;")
-          if n2 then
-            define(n2, e2)
-            break
-          end
-        end
-      end
-    end
+  for _, c in ipairs(require("kl.source").parse(source):constants()) do
+    if math.type(c.value) == "integer" then consts[c.name] = c.value end
   end
   return consts
 end
