@@ -31,9 +31,25 @@ local M = {}
 M.SMEM_DEFAULT_LIMIT = 48 * 1024
 
 -- The `@kl` comment lines of a source: { { line = n, text = "launch ..." } }.
+-- The gate resolves annotations for every launch (a BFS run launches once
+-- per level): the units of the last few sources are kept, not reparsed.
+local recent, RECENT_MAX = {}, 8
+local function unit_of(source)
+  for i, e in ipairs(recent) do
+    if e.source == source then
+      table.insert(recent, 1, table.remove(recent, i))
+      return e.unit
+    end
+  end
+  local unit = require("kl.source").parse(source)
+  table.insert(recent, 1, { source = source, unit = unit })
+  recent[RECENT_MAX + 1] = nil
+  return unit
+end
+
 function M.scan(source)
   local found = {}
-  for _, a in ipairs(require("kl.source").parse(source):annotations()) do
+  for _, a in ipairs(unit_of(source):annotations()) do
     found[#found + 1] = { line = a.line, text = a.text }
   end
   return found
@@ -155,7 +171,7 @@ end
 -- defaults; anything that is not a constant integer is left out.
 function M.constants(source)
   local consts = {}
-  for _, c in ipairs(require("kl.source").parse(source):constants()) do
+  for _, c in ipairs(unit_of(source):constants()) do
     if math.type(c.value) == "integer" then consts[c.name] = c.value end
   end
   return consts
