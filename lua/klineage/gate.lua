@@ -295,7 +295,7 @@ function Session:trial(base, cand, w, size, seed)
   self:run(base, w, p)
   self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
   local sums = self:fill(w, p, seed)
-  local steps = self:run(cand, w, p)
+  self:run(cand, w, p)
   local trial = { size = size.label, params = p, seed = seed, outputs = {} }
   local inputs = inputs_of(w)
   if #inputs > 0 then
@@ -305,7 +305,7 @@ function Session:trial(base, cand, w, size, seed)
         trial.pass = false
         trial.verdict = "mutated_input"
         trial.message = string.format("input '%s' was changed by the kernel", name)
-        return trial, steps
+        return trial
       end
     end
   end
@@ -323,7 +323,7 @@ function Session:trial(base, cand, w, size, seed)
         c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
     end
   end
-  return trial, steps
+  return trial
 end
 
 local function stage_from_error(e)
@@ -331,11 +331,11 @@ local function stage_from_error(e)
   error(e, 0)
 end
 
--- The correctness stage. Returns the stage and the bench-size steps of the
--- candidate (for the profile stage).
+-- The correctness stage. Returns the stage and the first bench size both
+-- kernels allow (the profile stage's size), if any.
 function Session:correct(base, cand, w, seeds, which)
   local stage = { trials = {}, sizes = 0, skipped = {} }
-  local bench_steps, bench_params
+  local bench_size
   for _, size in ipairs(workload.sizes(w)) do
     if which == "test" and size.bench then goto continue end
     local g = geometry(cand, size.params)
@@ -347,7 +347,7 @@ function Session:correct(base, cand, w, seeds, which)
     else
       stage.sizes = stage.sizes + 1
       for _, seed in ipairs(seeds) do
-        local ok, trial, steps = pcall(self.trial, self, base, cand, w, size, seed)
+        local ok, trial = pcall(self.trial, self, base, cand, w, size, seed)
         if not ok then
           local f = stage_from_error(trial)
           f.trials, f.sizes, f.skipped = stage.trials, stage.sizes, stage.skipped
@@ -360,7 +360,7 @@ function Session:correct(base, cand, w, seeds, which)
           stage.at = { size = size.label, seed = seed }
           return stage
         end
-        if size.bench and not bench_steps then bench_steps, bench_params = steps, size.params end
+        if size.bench and not bench_size then bench_size = size end
       end
     end
     ::continue::
@@ -371,16 +371,16 @@ function Session:correct(base, cand, w, seeds, which)
     return stage
   end
   stage.verdict = "ok"
-  return stage, bench_steps, bench_params
+  return stage, bench_size
 end
 
-function Session:profile(base, cand, w, steps, p, opts)
+function Session:profile(base, cand, w, p, opts)
   local stage = {}
   -- The buffers hold whatever size correctness ran last: set the bench
   -- size up again and record the candidate's launches there.
   self:alloc(w, p)
   self:fill(w, p, 1)
-  steps = self:run(cand, w, p)
+  local steps = self:run(cand, w, p)
   local t = self:call({ op = "time", sequence = steps, max_seconds = opts.max_seconds or 2,
                         min_samples = opts.min_samples, max_samples = opts.max_samples, warmup = opts.warmup },
                       opts.profile_timeout)
@@ -429,7 +429,11 @@ function Session:profile(base, cand, w, steps, p, opts)
   return stage
 end
 
-function Session:metrics(steps, names)
+-- Metrics of the candidate's launches at params p, on freshly set-up buffers.
+function Session:metrics(cand, w, p, names)
+  self:alloc(w, p)
+  self:fill(w, p, 1)
+  local steps = self:run(cand, w, p)
   local m = self:call({ op = "metrics", sequence = steps, names = names }, 300)
   return { verdict = "ok", values = m.values, passes = m.passes }
 end
@@ -487,7 +491,7 @@ function M.evaluate(candidate, w, opts)
     return finish(record.stages.correct.verdict)
   end
   local t_correct = host.clock()
-  local correct, steps, bench_p = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 }, opts.sizes)
+  local correct, bench = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 }, opts.sizes)
   correct.ms = (host.clock() - t_correct) * 1e3
   record.stages.correct = correct
   if correct.verdict ~= "ok" then return finish(correct.verdict) end
@@ -496,20 +500,24 @@ function M.evaluate(candidate, w, opts)
     record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
     return finish("ok")
   end
+  if not bench then
+    record.stages.profile = { verdict = "skipped", message = "no bench size is allowed by both kernels' requires" }
+    return finish("ok")
+  end
   local t_profile = host.clock()
-  local pok, prof = pcall(s.profile, s, base, cand, w, steps, bench_p, opts)
+  local pok, prof = pcall(s.profile, s, base, cand, w, bench.params, opts)
   record.stages.profile = pok and prof or stage_from_error(prof)
   record.stages.profile.ms = (host.clock() - t_profile) * 1e3
   if record.stages.profile.verdict ~= "ok" then return finish(record.stages.profile.verdict) end
   -- The other bench sizes (bench_params), each timed the same way.
   for _, size in ipairs(workload.sizes(w)) do
-    if size.bench and size.label ~= "bench" then
+    if size.bench and size.label ~= bench.label then
       local g2 = geometry(cand, size.params)
       local entry = { label = size.label, params = size.params }
       if not g2.allowed then
         entry.verdict, entry.message = "not_allowed", g2.why
       else
-        local eok, e = pcall(s.profile, s, base, cand, w, nil, size.params, opts)
+        local eok, e = pcall(s.profile, s, base, cand, w, size.params, opts)
         e = eok and e or stage_from_error(e)
         for k, v in pairs(e) do if k ~= "samples_ms" then entry[k] = v end end
       end
@@ -520,7 +528,7 @@ function M.evaluate(candidate, w, opts)
   end
   if opts.metrics then
     local names = type(opts.metrics) == "table" and opts.metrics or M.DEFAULT_METRICS
-    local mok, m = pcall(s.metrics, s, steps, names)
+    local mok, m = pcall(s.metrics, s, cand, w, bench.params, names)
     record.stages.metrics = mok and m or stage_from_error(m)
   end
   return finish("ok")
