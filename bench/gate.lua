@@ -39,8 +39,8 @@ print(string.format("%-34s %10.3f ms", "compile stage, cached", rw.stages.compil
 print(string.format("%-34s %10.3f ms", "correct stage (9 trials), cached", rw.stages.correct.ms or 0))
 print(string.format("%-34s %10.3f ms", "profile stage, cached", rw.stages.profile and rw.stages.profile.ms or 0))
 if p.median_ms then
-  print(string.format("%-34s %10.2f us  [%.2f, %.2f] n=%d", "saxpy 64 MiB, L2 flushed", p.median_ms * 1e3,
-    p.ci_ms[1] * 1e3, p.ci_ms[2] * 1e3, #p.samples_ms))
+  local ci = p.ci_ms and string.format("  [%.2f, %.2f]", p.ci_ms[1] * 1e3, p.ci_ms[2] * 1e3) or ""
+  print(string.format("%-34s %10.2f us%s n=%d", "saxpy 64 MiB, L2 flushed", p.median_ms * 1e3, ci, #p.samples_ms))
   print(string.format("%-34s %10.1f GB/s", "saxpy 64 MiB bandwidth", p.gbps))
 end
 if ceilings then

@@ -41,10 +41,7 @@ M.FIELDS = {
 -- number of arguments each takes.
 M.VENDOR_ROUTINES = { sgemm_rowmajor = 8 }
 
-local function home()
-  local cli = package.searchpath("klineage.cli", package.path)
-  return cli and cli:gsub("/lua/klineage/cli%.lua$", "") or "."
-end
+local function home() return require("kl.host").home or "." end
 
 local function is_file(path)
   local h = io.open(path, "rb")

@@ -5,7 +5,7 @@ local cupti = require "kl.cupti"
 local nvrtc = require "kl.nvrtc"
 local files = require "klineage.files"
 
-local home = require("kl.host").executable():gsub("/bin/klineage$", "/share/klineage")
+local home = require("kl.host").home
 
 describe("kl.cupti on a GPU", function()
   assert(cuda.load())

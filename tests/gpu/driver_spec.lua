@@ -4,7 +4,7 @@ local cuda = require "kl.cuda"
 local nvrtc = require "kl.nvrtc"
 local files = require "klineage.files"
 
-local home = require("kl.host").executable():gsub("/bin/klineage$", "/share/klineage")
+local home = require("kl.host").home
 
 local function floats(t) return string.pack(string.rep("<f", #t), table.unpack(t)) end
 local function unfloats(s)

@@ -7,7 +7,7 @@ local gpu_timer = require "klineage.measure.gpu_timer"
 local sampler = require "klineage.measure.sampler"
 local stats = require "klineage.measure.stats"
 
-local home = require("kl.host").executable():gsub("/bin/klineage$", "/share/klineage")
+local home = require("kl.host").home
 
 describe("measure.gpu_timer", function()
   assert(cuda.load())

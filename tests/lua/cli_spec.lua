@@ -1,5 +1,5 @@
 -- The command line as a user meets it: help, exit codes, one-line errors.
-local home = require("kl.host").executable():gsub("/bin/klineage$", "/share/klineage")
+local home = require("kl.host").home
 local saxpy = home .. "/gpu/examples/saxpy.cu"
 
 describe("klineage", function()

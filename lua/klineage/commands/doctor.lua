@@ -68,6 +68,7 @@ local function gather(home)
     return string.format("%d.%d", v // 1000, (v % 1000) // 10), cuda.library()
   end)
   if driver.ok then
+    report.driver = driver.version
     local cuda = require "kl.cuda"
     local ok, devices = pcall(cuda.devices)
     if ok then
@@ -93,8 +94,7 @@ local function print_report(report, out)
   end
   for _, g in ipairs(report.gpus) do
     out:write(string.format("  gpu %d %s, sm_%d%d, %d SMs, %.1f GiB, L2 %d MiB, driver %s\n",
-      g.index, g.name, g.major, g.minor, g.sms, g.memory / 2 ^ 30, (g.l2_bytes or 0) // 2 ^ 20,
-      report.checks[#report.checks].version))
+      g.index, g.name, g.major, g.minor, g.sms, g.memory / 2 ^ 30, (g.l2_bytes or 0) // 2 ^ 20, report.driver))
   end
 end
 

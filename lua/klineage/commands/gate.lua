@@ -55,8 +55,10 @@ options:
       show_stage("correct", r.stages.correct, io.stdout)
       local p = r.stages.profile
       if p and p.median_ms then
-        io.stdout:write(string.format("  profile  %-18s %.4f ms [%.4f, %.4f] n=%d, %.1f GFLOP/s, %.1f GB/s%s, SM %s MHz%s\n",
-          p.verdict, p.median_ms, p.ci_ms[1], p.ci_ms[2], #p.samples_ms, p.gflops, p.gbps,
+        -- The fake backend times Lua on the host and gives no interval.
+        local ci = p.ci_ms and string.format(" [%.4f, %.4f]", p.ci_ms[1], p.ci_ms[2]) or ""
+        io.stdout:write(string.format("  profile  %-18s %.4f ms%s n=%d (%s), %.1f GFLOP/s, %.1f GB/s%s, SM %s MHz%s\n",
+          p.verdict, p.median_ms, ci, #(p.samples_ms or {}), p.source or "?", p.gflops, p.gbps,
           p.pct_of_roofline and string.format(", %.0f%% of roofline", p.pct_of_roofline) or "",
           p.clock_mhz and string.format("%.0f", p.clock_mhz) or "?", p.throttled and " (THROTTLED)" or ""))
       else

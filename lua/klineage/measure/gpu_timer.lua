@@ -11,7 +11,7 @@
 --   t:close()
 local cuda = require "kl.cuda"
 local cupti = require "kl.cupti"
-local nvrtc = require "kl.nvrtc"
+local cache = require "klineage.cache"
 
 local M = {}
 M.__index = M
@@ -50,7 +50,7 @@ function M.new(ctx, device, opts)
   opts = opts or {}
   assert(cuda.load())
   local arch = string.format("sm_%d%d", device.major, device.minor)
-  local r = assert(nvrtc.compile(PROBE .. FLUSH, { arch = arch, name = "kl_timer_helpers.cu" }))
+  local r = assert(cache.compile(PROBE .. FLUSH, { arch = arch, name = "kl_timer_helpers.cu" }))
   local mod = assert(ctx:load(r.cubin))
   local self = setmetatable({
     ctx = ctx, device = device, module = mod,
@@ -60,7 +60,6 @@ function M.new(ctx, device, opts)
     flush_buf = assert(ctx:alloc(math.max(2 * (device.l2_bytes or (64 << 20)), 1 << 20))),
     max_clock_mhz = (device.clock_khz or 0) / 1000,
     probe_ns = opts.probe_ns or 100000,
-    flush_value = 0,
   }, M)
   assert(self.flush_buf:fill_u32(0))
   assert(cupti.activity_start())

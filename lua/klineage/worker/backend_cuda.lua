@@ -149,11 +149,9 @@ function Worker:init(req)
     end
   end
   self:sync("init")
-  return self:checksum({ buffers = (function()
-    local names = {}
-    for i, spec in ipairs(req.buffers) do names[i] = spec.name end
-    return names
-  end)() })
+  local names = {}
+  for i, spec in ipairs(req.buffers) do names[i] = spec.name end
+  return self:checksum({ buffers = names })
 end
 
 function Worker:upload(req)
