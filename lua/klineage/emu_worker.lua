@@ -103,7 +103,7 @@ end
 
 function Worker:upload(req)
   local b = self:buffer(req.name)
-  local data, err = protocol.unbase64(req.data_b64)
+  local data, err = protocol.payload(req, "data")
   if not data then bad("upload: " .. err) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   b.mem:upload(data)

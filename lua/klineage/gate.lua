@@ -139,15 +139,38 @@ function Session:call(req, timeout)
   return reply
 end
 
+-- A request carrying bytes: small ones inline as base64, large ones in a
+-- file the worker reads (protocol.lua says why), removed once answered.
+local INLINE_MAX = 64 * 1024
+function Session:call_with_bytes(req, field, bytes)
+  if #bytes <= INLINE_MAX then
+    req[field .. "_b64"] = protocol.base64(bytes)
+    return self:call(req)
+  end
+  local path = os.tmpname()
+  local h = assert(io.open(path, "wb"))
+  local ok, werr = h:write(bytes)
+  h:close()
+  if not ok then
+    os.remove(path)
+    error({ verdict = "error", message = "cannot spool " .. field .. ": " .. tostring(werr) }, 0)
+  end
+  req[field .. "_path"] = path
+  local cok, reply = pcall(self.call, self, req)
+  os.remove(path)
+  if not cok then error(reply, 0) end
+  return reply
+end
+
 function Session:load(k)
   if self.loaded[k.module] then return end
   local req = { op = "load", module = k.module, kernels = { k.entry } }
   if self.pool.backend == "emu" then
     req.source, req.name = k.source, k.file -- the emulator compiles CUDA C itself
+    self:call(req)
   else
-    req.cubin_b64 = protocol.base64(k.cubin)
+    self:call_with_bytes(req, "cubin", k.cubin)
   end
-  self:call(req)
   self.loaded[k.module] = true
 end
 
@@ -256,7 +279,7 @@ function Session:fill(w, p, seed)
     local data, herr = workload.host_inputs(w, p, seed)
     if not data then error({ verdict = "bad_input", message = herr }, 0) end
     for _, name in ipairs(custom) do
-      self:call { op = "upload", name = name, data_b64 = protocol.base64(data[name]) }
+      self:call_with_bytes({ op = "upload", name = name }, "data", data[name])
     end
     -- The worker's own checksum, so that before and after are comparable.
     for k, v in pairs(self:call({ op = "checksum", buffers = custom }).checksums) do sums[k] = v end

@@ -9,6 +9,7 @@
 --
 -- A failing expectation reports the spec's file:line, not the runner's.
 local M = {}
+local clock = require("kl.host").clock
 
 local Failure = {}
 Failure.__index = Failure
@@ -164,16 +165,19 @@ function M.run(files, opts)
     }, {
       __call = function(_, name, fn)
         local full = table.concat(stack, " > ") .. (#stack > 0 and " > " or "") .. name
+        local t0 = clock()
         local ok, err = xpcall(fn, function(e)
           if getmetatable(e) == Failure then return e end
           return debug.traceback(tostring(e), 2)
         end)
         if ok then
           passed = passed + 1
-          if opts.verbose then out:write("ok   " .. full .. "\n") end
+          -- with the time, flushed: a long GPU case shows where it is
+          if opts.verbose then out:write(string.format("ok   %s (%.2f s)\n", full, clock() - t0)) out:flush() end
         else
           failed = failed + 1
-          out:write(string.format("FAIL %s\n     %s\n", full, tostring(err):gsub("\n", "\n     ")))
+          out:write(string.format("FAIL %s (%.2f s)\n     %s\n", full, clock() - t0, tostring(err):gsub("\n", "\n     ")))
+          out:flush()
         end
       end,
     })

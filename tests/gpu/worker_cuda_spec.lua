@@ -108,5 +108,35 @@ describe("klineage worker --backend cuda", function()
     load()
     expect(pool:stats(1).timeouts):at_least(1)
   end)
+  -- last: its alloc replaces the buffers the cases above use
+  it("compares on the device exactly as kl.randgen.compare does on the host", function()
+    local m = 70001
+    for _, t in ipairs { "f32", "f64", "f16", "bf16", "i32", "u32", "i64", "u8" } do
+      local float = t == "f32" or t == "f64" or t == "f16" or t == "bf16"
+      local init = float and "normal" or { "int", 0, 200 }
+      local ref = randgen.unpack(t, randgen.fill(t, m, init, 7, 0))
+      local out = randgen.unpack(t, randgen.fill(t, m, init, 7, 0))
+      -- near misses, a far miss, a zero reference, and (floats) NaN and Inf
+      for _, i in ipairs { 5, 777, 30000, 69999 } do out[i] = out[i] + (float and out[i] * 1e-3 or 1) end
+      out[40000] = float and out[40000] * 3 or out[40000] + 50
+      ref[123], out[123] = 0, float and 1e-9 or 0
+      if float then out[50000], ref[60000] = 0 / 0, math.huge end
+      assert(req { op = "alloc", buffers = { { name = "o" .. t, type = t, count = m }, { name = "r" .. t, type = t, count = m } } })
+      local ob, rb = randgen.pack(t, out), randgen.pack(t, ref)
+      assert(req { op = "upload", name = "o" .. t, data_b64 = protocol.base64(ob) })
+      assert(req { op = "upload", name = "r" .. t, data_b64 = protocol.base64(rb) })
+      for _, tol in ipairs { { rtol = 1e-2, atol = 1e-6 }, { rtol = 0, atol = 0 } } do
+        local got = assert(req { op = "compare", buffer = "o" .. t, against = "r" .. t, rtol = tol.rtol, atol = tol.atol })
+        local want = randgen.compare(t, ob, rb, tol)
+        for _, k in ipairs { "pass", "max_abs", "max_rel", "max_ref", "tolerance", "bad_count", "nonfinite", "count", "first_bad" } do
+          -- doubles cross the pipe with 14 significant digits (protocol.lua)
+          local same = got[k] == want[k] or (type(want[k]) == "number" and math.type(want[k]) == "float"
+            and math.abs(got[k] - want[k]) <= 1e-13 * math.abs(want[k]))
+          if not same then fail("%s rtol=%g: %s is %s on the device, %s on the host", t, tol.rtol, k, tostring(got[k]), tostring(want[k])) end
+        end
+      end
+    end
+  end)
+
   pool:close()
 end)

@@ -45,7 +45,8 @@ function M.new()
   local ctx = cuda.context(0)
   local arch = string.format("sm_%d%d", dev.major, dev.minor)
   local helpers = {}
-  for _, h in ipairs({ { "randgen.cu", "kl_randgen_kernel" }, { "checksum.cu", "kl_checksum" } }) do
+  for _, h in ipairs({ { "randgen.cu", "kl_randgen_kernel" }, { "checksum.cu", "kl_checksum" },
+                          { "compare.cu", "kl_compare" } }) do
     local src = assert(files.read_text(host.home .. "/gpu/device/" .. h[1]))
     local r, err = cache.compile(src, { arch = arch, name = h[1], options = h[3] })
     if not r then return nil, "cannot compile gpu/device/" .. h[1] .. ": " .. err end
@@ -55,7 +56,8 @@ function M.new()
   return setmetatable({
     ctx = ctx, dev = dev, arch = arch, helpers = helpers,
     generator = helpers.kl_randgen_kernel.fn, checksummer = helpers.kl_checksum.fn,
-    checksum_out = assert(ctx:alloc(8)),
+    comparer = helpers.kl_compare.fn,
+    checksum_out = assert(ctx:alloc(8)), compare_stats = assert(ctx:alloc(48)),
     modules = {}, functions = {}, buffers = {}, optin = {},
   }, Worker)
 end
@@ -82,19 +84,8 @@ function Worker:hello()
 end
 
 function Worker:load(req)
-  local image
-  if req.cubin_b64 then
-    local err
-    image, err = protocol.unbase64(req.cubin_b64)
-    if not image then bad("load: " .. err) end
-  elseif req.cubin_path then
-    local h = io.open(req.cubin_path, "rb")
-    if not h then bad("load: cannot open " .. req.cubin_path) end
-    image = h:read("a")
-    h:close()
-  else
-    bad("load: the cuda backend needs cubin_b64 or cubin_path")
-  end
+  local image, perr = protocol.payload(req, "cubin")
+  if not image then bad("load: " .. perr) end
   local mod, err = self.ctx:load(image)
   if not mod then return nil, "bad_request", "load: " .. err end
   self.modules[req.module] = mod
@@ -156,7 +147,7 @@ end
 
 function Worker:upload(req)
   local b = self:buffer(req.name)
-  local data, err = protocol.unbase64(req.data_b64)
+  local data, err = protocol.payload(req, "data")
   if not data then bad("upload: " .. err) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   if #data > 0 then assert(b.mem:upload(data)) end
@@ -235,11 +226,36 @@ function Worker:snapshot(req)
   return {}
 end
 
+-- On the device (gpu/device/compare.cu), with kl.randgen.compare's
+-- semantics and result: downloading both outputs would cost more than the
+-- kernels for the large shapes.
 function Worker:compare(req)
   local out, ref = self:buffer(req.buffer), self:buffer(req.against)
   if out.type ~= ref.type or out.count ~= ref.count then bad("compare: buffers differ in type or size") end
-  return randgen.compare(out.type, assert(out.mem:download()), assert(ref.mem:download()),
-    { rtol = req.rtol or 0, atol = req.atol or 0 })
+  local rtol, atol = req.rtol or 0, req.atol or 0
+  local is_float = not INTEGER[out.type]
+  local stats = self.compare_stats
+  assert(stats:upload(string.pack("<I8I8I8I8I8i8", 0, 0, 0, 0, 0, -1))) -- first bad: all ones
+  local function pass(k, tol)
+    if out.count == 0 then return end
+    local ok, err = self.comparer:launch { grid = math.max(1, math.min((out.count + 255) // 256, self.dev.sms * 8)),
+      block = 256, args = { out.mem, ref.mem, { "u64", out.count }, { "i32", DTYPE[out.type] }, { "i32", k },
+        { "f64", tol }, stats } }
+    if not ok then fault("compare: " .. err) end
+  end
+  local max_ref = 0
+  if is_float then
+    pass(0, 0)
+    self:sync("compare")
+    max_ref = string.unpack("<d", assert(stats:download()))
+  end
+  local tol = atol + rtol * max_ref
+  pass(1, tol)
+  self:sync("compare")
+  local _, max_abs, max_rel, nbad, nonfinite, first = string.unpack("<dddI8I8i8", assert(stats:download()))
+  return { pass = nbad == 0, max_abs = max_abs, max_rel = max_rel, max_ref = max_ref,
+    tolerance = is_float and tol or 0, bad_count = nbad, nonfinite = nonfinite, count = out.count,
+    first_bad = nbad > 0 and first + 1 or nil }
 end
 
 function Worker:checksum(req)

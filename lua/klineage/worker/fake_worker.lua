@@ -107,7 +107,7 @@ end
 
 function Fake:upload(req)
   local b = buffer(self, req.name)
-  local data, err = protocol.unbase64(req.data_b64)
+  local data, err = protocol.payload(req, "data")
   if not data then return nil, "bad_request", err end
   if #data ~= #b.data then return nil, "bad_request", "upload: size differs from the buffer" end
   b.data = data

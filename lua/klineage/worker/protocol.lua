@@ -19,7 +19,9 @@
 -- within the request's timeout is killed: "timeout".
 --
 -- Binary data (a cubin, buffer contents) travels as base64 in fields named
--- *_b64. Numbers are JSON numbers: the engine sends integers where the
+-- *_b64, or, when large, in a file the engine wrote, named by the field
+-- *_path: the worker is a child on the same host, and base64 through Lua and
+-- JSON moves about 10 MB/s, too slow for an 80 MB scene. Numbers are JSON numbers: the engine sends integers where the
 -- worker needs integers (counts, seeds, geometry).
 --
 -- Requests, in the order a gate evaluation uses them:
@@ -39,7 +41,7 @@
 --            -> { checksums = { A = the backend's checksum of the bytes } }
 --            (only equality matters: fake and emu hash with SHA-256, cuda
 --            with a device-side sum of mixed words, gpu/device/checksum.cu)
---   upload   { name = "A", data_b64 = ... } (custom Lua init)     -> {}
+--   upload   { name = "A", data_b64 = ... | data_path = ... } (custom Lua init) -> {}
 --   poison   { buffers = { "C", ... } [, byte = 0xFF] } (every byte set:
 --            0xFF is NaN in every float type; the gate varies the byte for
 --            integer outputs, where 0xFF is -1, a plausible value)   -> {}
@@ -90,6 +92,10 @@ M.SCALAR_TYPES = { i32 = true, u32 = true, i64 = true, f32 = true, f64 = true }
 local codec = cjson.new()
 codec.encode_invalid_numbers("null")
 codec.encode_sparse_array(true)
+-- Debian's lua-cjson 2.1.0 writes at most 14 significant digits: a double
+-- that needs more (an error maximum, 1/3 as an f64 argument) arrives
+-- rounded to 14 digits.
+codec.encode_number_precision(14)
 
 -- One line of JSON (cjson escapes newlines inside strings).
 function M.encode(msg) return codec.encode(msg) end
@@ -143,6 +149,19 @@ function M.unbase64(text)
   return table.concat(out)
 end
 
+-- payload(req, "data") -> the bytes of req.data_b64 or of the file
+-- req.data_path | nil, message.
+function M.payload(req, field)
+  local text, path = req[field .. "_b64"], req[field .. "_path"]
+  if type(text) == "string" then return M.unbase64(text) end
+  if type(path) ~= "string" then return nil, string.format("%s_b64 or %s_path is required", field, field) end
+  local h, err = io.open(path, "rb")
+  if not h then return nil, "cannot open " .. tostring(err) end
+  local data = h:read("a")
+  h:close()
+  return data
+end
+
 -- Checks a request's shape. Returns true or nil, message. Used by workers
 -- (a malformed request is answered with verdict "bad_request") and by tests.
 function M.check_request(req)
@@ -151,7 +170,7 @@ function M.check_request(req)
   if not M.OP_SET[req.op] then return nil, "unknown op '" .. tostring(req.op) .. "'" end
   local need = {
     load = { "module" }, alloc = { "buffers" }, init = { "seed", "buffers" },
-    upload = { "name", "data_b64" }, poison = { "buffers" }, zero = { "buffer" },
+    upload = { "name" }, poison = { "buffers" }, zero = { "buffer" },
     launch = { "module", "kernel", "grid", "block", "args" }, read = { "buffer" },
     snapshot = { "buffers", "as" }, compare = { "buffer", "against" },
     checksum = { "buffers" }, time = { "sequence" }, metrics = { "sequence", "names" },

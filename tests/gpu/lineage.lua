@@ -1,0 +1,28 @@
+-- Every version of one lineage (KL_WORKLOAD, set by ctest) passes the
+-- gate's correctness stage on the GPU at every size its `@kl requires`
+-- allows: the test sizes (with their non-powers of two) and the bench
+-- sizes, three seeds each, against v0. No timing here: `klineage bench`
+-- measures.
+local name = assert(os.getenv("KL_WORKLOAD"), "set KL_WORKLOAD to a workload under gpu/workloads")
+local gate = require "klineage.gate"
+local w = assert(require("klineage.workload").load(name))
+local pool = assert(require("klineage.worker.pool").new { backend = "cuda", timeout = 600 })
+
+describe(name .. " on the GPU", function()
+  for _, file in ipairs(w.lineage) do
+    it(file, function()
+      local r = gate.evaluate({ file = w.dir .. "/" .. file }, w, { pool = pool, profile = false })
+      if r.verdict ~= "ok" then
+        local s = r.stages.correct or r.stages.compile or {}
+        fail("%s: %s", r.verdict, tostring(s.message))
+      end
+      local bench = false
+      for _, t in ipairs(r.stages.correct.trials) do
+        if t.size:match("^bench") then bench = true end
+      end
+      -- a version whose own requires keeps off every bench size says so here
+      if not bench then fail("no bench size was allowed (skipped: %d sizes)", #r.stages.correct.skipped) end
+    end)
+  end
+end)
+pool:close()
