@@ -14,6 +14,11 @@
  *   randgen.rng(seed, stream)        -> Rng, a sequential stream of the same
  *       bits, for custom init functions: r:uniform() (f64 in [-1, 1)),
  *       r:normal(), r:int(lo, hi), r:bits()
+ *   randgen.rmat_csr(rng, V, E, qa, qb, qc) -> string
+ *       an RMAT graph in CSR, as engine/core/rmat.h specifies, drawn from
+ *       the Rng (which advances past the draws): the V + 1 offsets then
+ *       the E columns, little-endian i32. qa, qb, qc: quadrant thresholds
+ *       out of 256.
  *   randgen.compare(type, out, ref, { rtol, atol })
  *       -> { pass, max_abs, max_rel, max_ref, first_bad, bad_count, nonfinite }
  *       out passes when every |out - ref| <= atol + rtol * max|ref|; a NaN or
@@ -26,6 +31,7 @@
 #include <lua.h>
 
 #include "core/randgen.h"
+#include "core/rmat.h"
 
 #define RNG_MT "kl.Rng"
 
@@ -227,6 +233,30 @@ static int rng_bits(lua_State *L) {
   return 1;
 }
 
+/* Every argument is checked before anything is allocated, and the scratch
+ * and the result live in Lua's memory (a userdata, a luaL_Buffer), so an
+ * error (out of memory included) cannot leak them. */
+static int l_rmat_csr(lua_State *L) {
+  rng_box *r = luaL_checkudata(L, 1, RNG_MT);
+  lua_Integer V = luaL_checkinteger(L, 2), E = luaL_checkinteger(L, 3);
+  int q[3];
+  for (int i = 0; i < 3; i++) {
+    lua_Integer t = luaL_checkinteger(L, 4 + i);
+    luaL_argcheck(L, t >= (i ? q[i - 1] : 0) && t <= 256, 4 + i, "thresholds must satisfy 0 <= qa <= qb <= qc <= 256");
+    q[i] = (int)t;
+  }
+  luaL_argcheck(L, V >= 2 && V <= KL_RMAT_MAX_V && (V & (V - 1)) == 0, 2, "V must be a power of two from 2 to 2^30");
+  luaL_argcheck(L, E > 0 && E % (2 * V) == 0, 3, "E must be 2 * edge factor * V, edge factor >= 1");
+  luaL_argcheck(L, E < ((lua_Integer)1 << 31), 3, "E must be below 2^31 (i32 offsets)");
+  uint32_t *scratch = lua_newuserdatauv(L, 2 * (size_t)V * sizeof *scratch, 0);
+  size_t bytes = 4 * ((size_t)V + 1 + (size_t)E);
+  luaL_Buffer b;
+  unsigned char *out = (unsigned char *)luaL_buffinitsize(L, &b, bytes);
+  kl_rmat_csr(r->key, &r->next, (uint32_t)V, (uint32_t)E, q, scratch, scratch + V, out);
+  luaL_pushresultsize(&b, bytes);
+  return 1;
+}
+
 static double opt_number_field(lua_State *L, int t, const char *k, double def) {
   if (lua_isnoneornil(L, t)) return def;
   lua_getfield(L, t, k);
@@ -306,7 +336,7 @@ static const luaL_Reg rng_methods[] = {
 static const luaL_Reg randgen_functions[] = {
     {"fill", l_fill},   {"poison", l_poison}, {"pack", l_pack}, {"unpack", l_unpack},
     {"get", l_get},     {"size", l_size},     {"types", l_types}, {"bits", l_bits},
-    {"rng", l_rng},     {"compare", l_compare}, {NULL, NULL},
+    {"rng", l_rng},     {"compare", l_compare}, {"rmat_csr", l_rmat_csr}, {NULL, NULL},
 };
 
 int luaopen_kl_randgen(lua_State *L) {

@@ -4,11 +4,13 @@
  * worker, on the worker's current context and the default stream, so the
  * gate times them exactly like a candidate (CUPTI sees their kernels).
  *
- *   vendor.load("cublas") -> version | nil, reason
+ *   vendor.load("cublas" | "cudnn") -> version | nil, reason
  *   vendor.sgemm_rowmajor(M, N, K, alpha, A, B, beta, C) -> true | nil, err
  *       C = alpha * A * B + beta * C, row-major fp32, A M x K, B K x N;
  *       A, B, C are device addresses (kl.Buffer.address). Default math
- *       mode: no TF32. */
+ *       mode: no TF32.
+ *   vendor.conv2d_nchw_3x3(N, C, H, W, K, x, w, y) -> true, algo | nil, err
+ *       cuDNN, fp32 FMA math (engine/core/cudnn_conv.h). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,8 @@
 #include <cublas_v2.h>
 #include <lauxlib.h>
 #include <lua.h>
+
+#include "core/cudnn_conv.h"
 
 typedef struct {
   void *lib;
@@ -71,7 +75,17 @@ static int load_cublas(char *why, size_t n) {
 static int vendor_load(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
   char why[512] = "";
-  if (strcmp(name, "cublas") != 0) return luaL_argerror(L, 1, "known libraries: cublas");
+  if (strcmp(name, "cudnn") == 0) {
+    long v = kl_cudnn_load(why, sizeof why);
+    if (!v) {
+      lua_pushnil(L);
+      lua_pushfstring(L, "cuDNN: %s", why);
+      return 2;
+    }
+    lua_pushinteger(L, v);
+    return 1;
+  }
+  if (strcmp(name, "cublas") != 0) return luaL_argerror(L, 1, "known libraries: cublas, cudnn");
   if (!load_cublas(why, sizeof why)) {
     lua_pushnil(L);
     lua_pushfstring(L, "cuBLAS: %s", why);
@@ -106,9 +120,32 @@ static int vendor_sgemm_rowmajor(lua_State *L) {
   return 1;
 }
 
+static int vendor_conv2d_nchw_3x3(lua_State *L) {
+  int dims[5];
+  for (int i = 0; i < 5; i++) {
+    lua_Integer d = luaL_checkinteger(L, i + 1);
+    luaL_argcheck(L, d >= 1 && d <= 1 << 30, i + 1, "a dimension must be in 1 .. 2^30");
+    dims[i] = (int)d;
+  }
+  const void *x = (const void *)(uintptr_t)luaL_checkinteger(L, 6);
+  const void *w = (const void *)(uintptr_t)luaL_checkinteger(L, 7);
+  void *y = (void *)(uintptr_t)luaL_checkinteger(L, 8);
+  char why[512];
+  int algo = -1;
+  if (!kl_cudnn_conv3x3(dims[0], dims[1], dims[2], dims[3], dims[4], x, w, y, &algo, why, sizeof why)) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "cuDNN: %s", why);
+    return 2;
+  }
+  lua_pushboolean(L, 1);
+  lua_pushinteger(L, algo);
+  return 2;
+}
+
 static const luaL_Reg vendor_functions[] = {
     {"load", vendor_load},
     {"sgemm_rowmajor", vendor_sgemm_rowmajor},
+    {"conv2d_nchw_3x3", vendor_conv2d_nchw_3x3},
     {NULL, NULL},
 };
 

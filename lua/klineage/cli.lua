@@ -59,6 +59,11 @@ function M.main(argv, home)
     io.stderr:write(string.format("klineage %s: %s\n", name, result.usage))
     return 2
   end
+  -- A structured error ({ verdict, message }) that escaped a command: say it.
+  if type(result) == "table" and result.message then
+    io.stderr:write(string.format("klineage %s: %s: %s\n", name, tostring(result.verdict or "error"), tostring(result.message)))
+    return 1
+  end
   error(result, 0)
 end
 

@@ -413,6 +413,7 @@ function Session:profile(base, cand, w, p, opts)
   local s = stage.median_ms / 1e3
   stage.gflops = stage.flops / s / 1e9
   stage.gbps = stage.bytes / s / 1e9
+  stage.rate = workload.rate(w, p, s)
   -- After many timed launches, a fresh run on fresh inputs must still be
   -- right: catches results cached across launches and state that decays.
   self:fill(w, p, opts.recheck_seed or 7919)
@@ -514,7 +515,9 @@ function M.evaluate(candidate, w, opts)
     return finish(record.stages.correct.verdict)
   end
   local t_correct = host.clock()
-  local correct, bench = s:correct(base, cand, w, opts.seeds or { 1, 2, 3 }, opts.sizes)
+  -- pcall: a size whose annotations do not evaluate raises { verdict, message }
+  local cok, correct, bench = pcall(s.correct, s, base, cand, w, opts.seeds or { 1, 2, 3 }, opts.sizes)
+  if not cok then correct = stage_from_error(correct) end
   correct.ms = (host.clock() - t_correct) * 1e3
   record.stages.correct = correct
   if correct.verdict ~= "ok" then return finish(correct.verdict) end
@@ -530,6 +533,7 @@ function M.evaluate(candidate, w, opts)
   local t_profile = host.clock()
   local pok, prof = pcall(s.profile, s, base, cand, w, bench.params, opts)
   record.stages.profile = pok and prof or stage_from_error(prof)
+  record.stages.profile.label, record.stages.profile.params = bench.label, bench.params
   record.stages.profile.ms = (host.clock() - t_profile) * 1e3
   if record.stages.profile.verdict ~= "ok" then return finish(record.stages.profile.verdict) end
   -- The other bench sizes (bench_params), each timed the same way.

@@ -11,6 +11,7 @@
 --       (params itself, then each bench_params entry merged over it).
 --   workload.counts(w, p)  -> { [buffer] = elements } | nil, message
 --   workload.flops(w, p), workload.bytes(w, p) -> number | nil, message
+--   workload.rate(w, p, seconds) -> the spec's rate (GTEPS, Mrays/s) | nil
 --   workload.args(w, p)    -> { { buffer = name } | { param = name, value = v } }
 --   workload.tolerance(w, buffer) -> { rtol, atol } (integer buffers: exact)
 --   workload.host_inputs(w, p, seed) -> { [buffer] = packed bytes } | nil, message
@@ -35,11 +36,13 @@ M.FIELDS = {
   name = true, kernel = true, params = true, test_params = true, bench_params = true,
   buffers = true, args = true, tolerance = true, flops = true, bytes = true,
   lineage = true, run = true, description = true, reference = true, vendor = true,
+  rate = true, monotone = true,
 }
 
 -- The vendor routines a workload can be compared with (kl.vendor), and the
 -- number of arguments each takes.
-M.VENDOR_ROUTINES = { sgemm_rowmajor = 8 }
+M.VENDOR_ROUTINES = { sgemm_rowmajor = 8, conv2d_nchw_3x3 = 8 }
+M.VENDOR_LIBRARIES = { cublas = true, cudnn = true }
 
 local function home() return require("kl.host").home or "." end
 
@@ -237,6 +240,30 @@ local function validate(spec, path, dir)
       end
     end
   end
+  -- rate = { unit = "GTEPS", count = "E / 2", per = 1e9 }: the workload's own
+  -- throughput (traversed edges, rays), count / seconds / per, where GFLOP/s
+  -- and GB/s say little.
+  if spec.rate ~= nil then
+    local r = spec.rate
+    if type(r) ~= "table" then invalid(path, "rate", "must be { unit, count, per }") end
+    if type(r.unit) ~= "string" or r.unit == "" then invalid(path, "rate.unit", "must be a name such as \"GTEPS\"") end
+    if type(r.per) ~= "number" or not (r.per > 0) then invalid(path, "rate.per", "must be a number > 0 (1e9 for G...)") end
+    w.rate = { unit = r.unit, per = r.per, count_expr = compile_expr(path, "rate.count", r.count, spec.params) }
+  end
+  -- monotone = { "v3_x.cu", ... }: the versions measured to beat the one
+  -- before them at the bench size; a GPU test holds the lineage to it with
+  -- the gate's interleaved compare. Steps left out are the ones that did not
+  -- pay there (the README says where they do).
+  if spec.monotone ~= nil then
+    if type(spec.monotone) ~= "table" then invalid(path, "monotone", "must be a list of lineage files") end
+    local index = {}
+    for i, f in ipairs(spec.lineage or {}) do index[f] = i end
+    for i, f in ipairs(spec.monotone) do
+      local at = index[f]
+      if not at then invalid(path, string.format("monotone[%d]", i), "'%s' is not in the lineage", tostring(f)) end
+      if at == 1 then invalid(path, string.format("monotone[%d]", i), "'%s' has no version before it", f) end
+    end
+  end
   if spec.run ~= nil and type(spec.run) ~= "function" then invalid(path, "run", "must be a function(ctx, p)") end
   -- vendor = { name = "cuBLAS SGEMM", routine = "sgemm_rowmajor", args = { names of params and buffers } }:
   -- the library routine the bench measures in the same run, as the bar.
@@ -252,6 +279,9 @@ local function validate(spec, path, dir)
       end
     end
     if type(v.name) ~= "string" then invalid(path, "vendor.name", "must be a string") end
+    if v.library ~= nil and not M.VENDOR_LIBRARIES[v.library] then
+      invalid(path, "vendor.library", "unknown library '%s' (cublas, cudnn)", tostring(v.library))
+    end
   end
 
   -- Every size must evaluate now, not halfway through a run.
@@ -259,6 +289,7 @@ local function validate(spec, path, dir)
     local ok, err = M.counts(w, size.params)
     if ok then ok, err = M.flops(w, size.params) end
     if ok then ok, err = M.bytes(w, size.params) end
+    if ok and w.rate then ok, err = M.rate(w, size.params, 1) end
     if not ok then error(setmetatable({ msg = string.format("%s (at %s size)", err, size.label) }, Invalid), 0) end
   end
   return w
@@ -325,6 +356,13 @@ end
 
 function M.flops(w, p) return eval_number(w, "flops", w.flops_expr, p) end
 function M.bytes(w, p) return eval_number(w, "bytes", w.bytes_expr, p) end
+-- The workload's rate (w.rate) for a run of `seconds` at params p, or nil.
+function M.rate(w, p, seconds)
+  if not w.rate then return nil end
+  local n, err = eval_number(w, "rate.count", w.rate.count_expr, p)
+  if not n then return nil, err end
+  return n / seconds / w.rate.per
+end
 
 function M.args(w, p)
   local out = {}

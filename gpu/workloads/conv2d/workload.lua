@@ -32,6 +32,10 @@ return {
   tolerance = { rtol = 1e-4, atol = 1e-5 },
   flops = "2*N*K*H*W*C*9",
   bytes = "4*(N*C*H*W + K*C*9 + N*K*H*W)",
+  -- The judge, where libcudnn loads (the loader path or $KL_CUDNN_LIB):
+  -- measured in the same run as the lineage, FMA math only.
+  vendor = { name = "cuDNN fp32 (FMA math, no TF32)", library = "cudnn", routine = "conv2d_nchw_3x3",
+             args = { "N", "C", "H", "W", "K", "x", "w", "y" } },
   lineage = {
     "v0_naive.cu",
     "v1_coalesced.cu",
@@ -41,5 +45,14 @@ return {
     "v5_pixel_block.cu",
     "v6_implicit_gemm.cu",
     "v7_double_buffer.cu",
+  },
+  -- The steps measured to pay at the bench size (README.md, "The lineage");
+  -- the others did not there. tests/gpu/monotone.lua holds the lineage to it.
+  monotone = {
+    "v1_coalesced.cu",
+    "v3_channel_block.cu",
+    "v4_smem_weights.cu",
+    "v5_pixel_block.cu",
+    "v6_implicit_gemm.cu",
   },
 }

@@ -1,9 +1,8 @@
-// v0: the naive baseline: one thread per ray tests every triangle of the scene, with no acceleration structure (small scenes only: the test sizes and the 12,288-triangle second bench size).
+// v0: the naive baseline: one thread per ray tests every triangle of the scene, with no acceleration structure.
 // Closest hit of one camera ray per pixel against the triangles of `scene`
 // (layout in workload.lua); hit[r] = triangle index or -1, ties to the
 // smallest t, then the smallest index. Ray r is pixel (r % W, r / W).
 // @kl launch grid(cdiv(W * H, BLOCK)) block(BLOCK)
-// @kl requires 2 * G * G + B <= 16384
 #define BLOCK 128
 #define TBIG 1e30f  // "no hit yet"
 

@@ -43,6 +43,17 @@ return {
     "v8_warp_shuffle.cu",
     "v9_unrolled_loads.cu",
   },
+  -- The steps measured to pay at the bench size (README.md, "The lineage");
+  -- the others did not there. tests/gpu/monotone.lua holds the lineage to it.
+  monotone = {
+    "v1_strided_index.cu",
+    "v2_sequential.cu",
+    "v3_first_add_on_load.cu",
+    "v4_unroll_last_warp.cu",
+    "v5_complete_unroll.cu",
+    "v6_grid_stride.cu",
+    "v7_float4.cu",
+  },
   -- Pass 1 with the file's main launch line, then the one-block finish pass
   -- with its `@kl launch(reduce_finish)` line; both read n from p. Every
   -- partial the finish reads was written by pass 1 of the same run.

@@ -44,4 +44,11 @@ return {
     "v8_block_1024.cu",
     "v9_fused_stats.cu",
   },
+  -- The steps measured to pay at the bench size (README.md, "The lineage");
+  -- the others did not there. tests/gpu/monotone.lua holds the lineage to it.
+  monotone = {
+    "v1_block_per_row.cu",
+    "v4_float4.cu",
+    "v5_register_cache.cu",
+  },
 }

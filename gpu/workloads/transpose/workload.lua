@@ -31,4 +31,12 @@ return {
     "v5_multi_float4.cu",
     "v6_tile64.cu",
   },
+  -- The steps measured to pay at the bench size (README.md, "The lineage");
+  -- the others did not there. tests/gpu/monotone.lua holds the lineage to it.
+  monotone = {
+    "v1_smem_tile.cu",
+    "v2_padded.cu",
+    "v3_multi_row.cu",
+    "v6_tile64.cu",
+  },
 }

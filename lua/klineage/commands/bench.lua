@@ -83,44 +83,65 @@ options:
     if backend == "emu" then
       out:write("emu backend: correctness at the test sizes only; no timing on emu\n")
     end
-    local bar = vendor and vendor[1] and vendor[1].median_ms and vendor[1]
+    -- The vendor's and v0's times by size label: a ratio is only taken
+    -- between runs at the same size.
+    local bar_at, v0_at = {}, {}
     if vendor then
       for _, v in ipairs(vendor) do
         out:write(string.format("%s at %s: %s%s\n", w.vendor.name, v.label, v.verdict,
           v.median_ms and string.format(", %.4f ms, %.1f GFLOP/s, %.1f GB/s", v.median_ms, v.gflops, v.gbps)
           or (" (" .. tostring(v.message) .. ")")))
+        if v.median_ms then bar_at[v.label] = v.median_ms end
       end
     elseif verr and w.vendor then
       out:write(string.format("%s: not measured (%s)\n", w.vendor.name, verr))
     end
-    out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s%s\n", "version", "verdict", "time ms",
-      "GFLOP/s", "GB/s", "%roof", "vs v0", "regs", "occ", bar and "  %vendor" or ""))
-    local t0
+    local has_bar = next(bar_at) ~= nil
+    local function each_size(r, fn)
+      local p = r.stages.profile or {}
+      if p.median_ms then fn(p.label or "bench", p) end
+      for _, e in ipairs(p.sizes or {}) do fn(e.label, e) end
+    end
+    if records[1] then each_size(records[1], function(label, e) v0_at[label] = e.median_ms end) end
+    local function ratio(num, den) return (num and den) and num / den or nil end
+    local function cells(label, e)
+      local rate = w.rate and (e.rate and string.format(" %10.3f", e.rate) or string.format(" %10s", "-")) or ""
+      local vs0 = ratio(v0_at[label], e.median_ms)
+      local pct = has_bar and ratio(bar_at[label], e.median_ms)
+      return string.format("%10s %9s %9s%s %8s %8s",
+        e.median_ms and string.format("%.4f", e.median_ms) or "-",
+        e.gflops and string.format("%.1f", e.gflops) or "-", e.gbps and string.format("%.1f", e.gbps) or "-", rate,
+        e.pct_of_roofline and string.format("%.1f", e.pct_of_roofline) or "-",
+        vs0 and string.format("%.2fx", vs0) or "-"), pct and string.format("  %7.1f", pct * 100) or ""
+    end
+    out:write(string.format("%-26s %-9s %10s %9s %9s%s %8s %8s %5s %5s%s\n", "version", "verdict", "time ms",
+      "GFLOP/s", "GB/s", w.rate and string.format(" %10s", w.rate.unit) or "", "%roof", "vs v0", "regs", "occ",
+      has_bar and "  %vendor" or ""))
+    -- A size's label in the table: the params that differ from the spec's.
+    local function size_name(label, params)
+      local keys = {}
+      for k, v in pairs(params or {}) do
+        if w.params[k] ~= v then keys[#keys + 1] = k .. "=" .. tostring(v) end
+      end
+      table.sort(keys)
+      return #keys > 0 and table.concat(keys, ",") or label
+    end
     local figures = {}
     for i, r in ipairs(records) do
       local p, c = r.stages.profile or {}, r.stages.compile or {}
       local fn = c.functions and c.functions[w.kernel]
-      if i == 1 then t0 = p.median_ms end
-      out:write(string.format("%-26s %-9s %10s %9s %9s %8s %8s %5s %5s%s\n", w.lineage[i], r.verdict,
-        p.median_ms and string.format("%.4f", p.median_ms) or "-",
-        p.gflops and string.format("%.1f", p.gflops) or "-", p.gbps and string.format("%.1f", p.gbps) or "-",
-        p.pct_of_roofline and string.format("%.1f", p.pct_of_roofline) or "-",
-        (t0 and p.median_ms) and string.format("%.2fx", t0 / p.median_ms) or "-",
-        fn and tostring(fn.registers) or "-", c.occupancy and string.format("%.2f", c.occupancy) or "-",
-        (bar and p.median_ms) and string.format("  %7.1f", bar.median_ms / p.median_ms * 100) or ""))
+      local main, vendor_pct = cells(p.label or "bench", p)
+      out:write(string.format("%-26s %-9s %s %5s %5s%s\n", w.lineage[i], r.verdict, main,
+        fn and tostring(fn.registers) or "-", c.occupancy and string.format("%.2f", c.occupancy) or "-", vendor_pct))
+      if p.label and p.label ~= "bench" then out:write(string.format("  (timed at %s)\n", size_name(p.label, p.params))) end
       for _, e in ipairs(p.sizes or {}) do
-        local keys = {}
-        for k, v in pairs(e.params) do
-          if w.params[k] ~= v then keys[#keys + 1] = k .. "=" .. tostring(v) end
-        end
-        table.sort(keys)
-        out:write(string.format("  %-24s %-9s %10s %9s %9s %8s\n", table.concat(keys, ","), e.verdict or "?",
-          e.median_ms and string.format("%.4f", e.median_ms) or "-", e.gflops and string.format("%.1f", e.gflops) or "-",
-          e.gbps and string.format("%.1f", e.gbps) or "-", e.pct_of_roofline and string.format("%.1f", e.pct_of_roofline) or "-"))
+        local row, pct = cells(e.label, e)
+        out:write(string.format("  %-24s %-9s %s%s%s\n", size_name(e.label, e.params), e.verdict or "?", row,
+          pct ~= "" and "            " or "", pct))
       end
       if r.verdict ~= "ok" then
-        local s = r.stages.correct or r.stages.compile or {}
-        out:write(string.format("  %s\n", (r.stages.profile or {}).message or s.message or ""))
+        local st = r.stages.correct or r.stages.compile or {}
+        out:write(string.format("  %s\n", (r.stages.profile or {}).message or st.message or ""))
       end
       if p.median_ms then figures[#figures + 1] = { w.lineage[i], p } end
     end
@@ -130,9 +151,12 @@ options:
     end
     local last = figures[#figures]
     if last and last[1] == w.lineage[#w.lineage] then
-      if bar then out:write(string.format("%s-expert-pct-of-vendor: %.1f %%\n", w.name, bar.median_ms / last[2].median_ms * 100)) end
-      if last[2].pct_of_roofline then out:write(string.format("%s-expert-pct-of-roofline: %.1f %%\n", w.name, last[2].pct_of_roofline)) end
-      if t0 then out:write(string.format("%s-expert-speedup-over-v0: %.2f x\n", w.name, t0 / last[2].median_ms)) end
+      local e, label = last[2], last[2].label or "bench"
+      local pct, vs0 = ratio(bar_at[label], e.median_ms), ratio(v0_at[label], e.median_ms)
+      if pct then out:write(string.format("%s-expert-pct-of-vendor: %.1f %%\n", w.name, pct * 100)) end
+      if e.pct_of_roofline then out:write(string.format("%s-expert-pct-of-roofline: %.1f %%\n", w.name, e.pct_of_roofline)) end
+      if e.rate then out:write(string.format("%s-expert-rate: %.3f %s\n", w.name, e.rate, w.rate.unit)) end
+      if vs0 then out:write(string.format("%s-expert-speedup-over-v0: %.2f x\n", w.name, vs0)) end
     end
     return 0
   end,

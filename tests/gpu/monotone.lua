@@ -1,0 +1,27 @@
+-- The steps a lineage claims pay at its bench size (workload.lua's
+-- `monotone`, measured and explained in its README) do: the gate's
+-- interleaved compare (ABAB in one worker) finds each version faster than
+-- the one before it, with intervals that do not overlap.
+local name = assert(os.getenv("KL_WORKLOAD"), "set KL_WORKLOAD to a workload under gpu/workloads")
+local gate = require "klineage.gate"
+local w = assert(require("klineage.workload").load(name))
+local pool = assert(require("klineage.worker.pool").new { backend = "cuda", timeout = 600 })
+local index = {}
+for i, f in ipairs(w.lineage) do index[f] = i end
+
+describe(name .. " is monotone where its README says so", function()
+  if not w.monotone or #w.monotone == 0 then
+    return it.skip(name, "workload.lua claims no monotone step")
+  end
+  for _, file in ipairs(w.monotone) do
+    local before = w.lineage[index[file] - 1]
+    it(before .. " -> " .. file, function()
+      local c, err = gate.compare({ file = w.dir .. "/" .. before }, { file = w.dir .. "/" .. file }, w,
+        { pool = pool, rounds = 4, block = 3 })
+      if not c then fail("compare: %s", err) end
+      io.write(string.format("      %s: %.3fx [%.3f, %.3f], %s\n", file, c.speedup, c.ci[1], c.ci[2], c.verdict))
+      if c.verdict ~= "faster" then fail("%s is %s than %s (%.3fx)", file, c.verdict, before, c.speedup) end
+    end)
+  end
+end)
+pool:close()
