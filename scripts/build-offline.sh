@@ -38,6 +38,6 @@ for lib in "$libdir"/*.so.*; do
 done
 
 cmake -S "$src" -B "$build" -DKL_DEPS_PREFIX="$prefix" "$@"
-cmake --build "$build" -j"$(nproc)"
+cmake --build "$build" -j"$(nproc)" ${KL_BUILD_TARGET:+--target "$KL_BUILD_TARGET"}
 echo "build-offline: done; run with"
 echo "  export LD_LIBRARY_PATH=$LD_LIBRARY_PATH"

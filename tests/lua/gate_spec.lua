@@ -80,3 +80,41 @@ describe("gate.compare on the fake worker", function()
   end)
   pool:close()
 end)
+
+describe("gate: inputs built on the host", function()
+  it("are built and sent once per size and seed, then refilled by the worker", function()
+    local dir = os.tmpname() .. ".d"
+    assert(os.execute("mkdir -p '" .. dir .. "' && cp '" .. fixture .. "/v0.cu' '" .. dir .. "/'"))
+    local h = assert(io.open(dir .. "/workload.lua", "w"))
+    h:write([[
+return {
+  name = "saxpy_custom", kernel = "saxpy",
+  params = { n = 4096, a = 2.0 }, test_params = { { n = 1000 }, { n = 333 } },
+  buffers = {
+    x = { "f32", "n", init = function(p, rng)
+      kl_test_inits.n = kl_test_inits.n + 1
+      local t = {}
+      for i = 1, p.n do t[i] = rng:uniform() end
+      return t
+    end },
+    y = { "f32", "n", init = "normal", output = true },
+  },
+  args = { "n", "a", "x", "y" }, tolerance = { rtol = 1e-6, atol = 1e-7 },
+  flops = "2*n", bytes = "12*n", lineage = { "v0.cu" },
+}
+]])
+    h:close()
+    _G.kl_test_inits = { n = 0 }
+    local w = assert(workload.load(dir))
+    local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
+    local r = gate.evaluate({ file = dir .. "/v0.cu" }, w, { pool = pool, max_seconds = 0.05 })
+    expect(r.verdict):equals("ok")
+    -- 3 sizes x 3 seeds, plus the profile's recheck seed: each built once,
+    -- though every trial fills its inputs twice
+    expect(kl_test_inits.n):equals(10)
+    r = gate.evaluate({ file = dir .. "/v0.cu" }, w, { pool = pool, max_seconds = 0.05 })
+    expect(r.verdict):equals("ok")
+    expect(kl_test_inits.n):equals(10)
+    pool:close()
+  end)
+end)

@@ -145,13 +145,52 @@ function Worker:init(req)
   return self:checksum({ buffers = names })
 end
 
+-- An upload with a key is kept on the device (protocol.lua, "upload"), up
+-- to a quarter of the device's memory, the least recently used dropped first.
 function Worker:upload(req)
   local b = self:buffer(req.name)
+  local key = type(req.key) == "string" and req.key or nil
+  self.stash = self.stash or { bytes = 0, entries = {}, clock = 0 }
+  local stash = self.stash
+  stash.clock = stash.clock + 1
+  local hit = key and stash.entries[key]
+  if hit and hit.size == b.size then
+    if b.size > 0 then assert(b.mem:copy_from(hit.mem)) end
+    hit.used = stash.clock
+    return { cached = true }
+  end
+  if hit then -- the same key at another size: a stale entry
+    stash.bytes = stash.bytes - hit.size
+    hit.mem:close()
+    stash.entries[key] = nil
+  end
   local data, err = protocol.payload(req, "data")
-  if not data then bad("upload: " .. err) end
+  if not data then
+    if key and req.data_b64 == nil and req.data_path == nil then return { cached = false } end
+    bad("upload: " .. err)
+  end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   if #data > 0 then assert(b.mem:upload(data)) end
-  return {}
+  local budget = (self.dev.memory or 0) // 4
+  if key and b.size > 0 and b.size <= budget then
+    while stash.bytes + b.size > budget do
+      local oldest, at
+      for k, e in pairs(stash.entries) do
+        if not at or e.used < at then oldest, at = k, e.used end
+      end
+      stash.bytes = stash.bytes - stash.entries[oldest].size
+      stash.entries[oldest].mem:close()
+      stash.entries[oldest] = nil
+    end
+    local mem = self.ctx:alloc(b.size)
+    if mem and mem:copy_from(b.mem) then
+      stash.entries[key] = { mem = mem, size = b.size, used = stash.clock }
+      stash.bytes = stash.bytes + b.size
+    elseif mem then
+      mem:close()
+    end
+  end
+  return { cached = false }
 end
 
 function Worker:poison(req)

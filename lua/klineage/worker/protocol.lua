@@ -41,7 +41,13 @@
 --            -> { checksums = { A = the backend's checksum of the bytes } }
 --            (only equality matters: fake and emu hash with SHA-256, cuda
 --            with a device-side sum of mixed words, gpu/device/checksum.cu)
---   upload   { name = "A", data_b64 = ... | data_path = ... } (custom Lua init) -> {}
+--   upload   { name = "A", data_b64 = ... | data_path = ... [, key = k] } (custom Lua init)
+--            -> { cached = false }. With a key the worker keeps the bytes
+--            (cuda: a device copy, within a quarter of its memory), and a
+--            later upload with the same key and no data refills the buffer
+--            from them -> { cached = true }, or says { cached = false } when
+--            it has none, and the engine sends the data. The engine's key
+--            names (workload, params, seed, buffer): the same bytes.
 --   poison   { buffers = { "C", ... } [, byte = 0xFF] } (every byte set:
 --            0xFF is NaN in every float type; the gate varies the byte for
 --            integer outputs, where 0xFF is -1, a plausible value)   -> {}
