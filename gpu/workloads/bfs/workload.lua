@@ -169,7 +169,8 @@ return {
     "v2_warp_gather.cu",
     "v3_scan_gather.cu",
     "v4_hybrid.cu",
-    "v6_direction_opt.cu",
+    -- not v6_direction_opt.cu: 4.8x over v5 at scale 18, but no difference
+    -- at scale 22 (1.062x [0.976, 1.121], gate.compare on the H200, 2026-11-30)
   },
   -- bfs_init sets every level to -1, the source's to 0 and the first
   -- frontier to { 0 }; each level zeroes the counter, expands qa into qb (the
