@@ -150,8 +150,9 @@ function Session:call_with_bytes(req, field, bytes)
   local path = os.tmpname()
   local h = assert(io.open(path, "wb"))
   local ok, werr = h:write(bytes)
-  h:close()
-  if not ok then
+  local closed, cerr = h:close() -- a full disk can show only at the flush
+  if not ok or not closed then
+    werr = werr or cerr
     os.remove(path)
     error({ verdict = "error", message = "cannot spool " .. field .. ": " .. tostring(werr) }, 0)
   end

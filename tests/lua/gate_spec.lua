@@ -89,7 +89,8 @@ describe("gate: inputs built on the host", function()
     h:write([[
 return {
   name = "saxpy_custom", kernel = "saxpy",
-  params = { n = 4096, a = 2.0 }, test_params = { { n = 1000 }, { n = 333 } },
+  -- n = 20000: 80 KB, sent through a spooled file (over the 64 KiB inline limit)
+  params = { n = 20000, a = 2.0 }, test_params = { { n = 1000 }, { n = 333 } },
   buffers = {
     x = { "f32", "n", init = function(p, rng)
       kl_test_inits.n = kl_test_inits.n + 1
