@@ -614,7 +614,7 @@ function M.vendor(w, opts)
           else args[i] = { math.type(p[a]) == "integer" and "i32" or "f32", p[a] } end
         end
         local step = { op = "vendor", library = w.vendor.library, routine = w.vendor.routine, args = args }
-        s:call(step)
+        r.detail = s:call(step).detail
         for _, name in ipairs(w.outputs) do
           local tol = workload.tolerance(w, name)
           local c = s:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }

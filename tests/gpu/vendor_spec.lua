@@ -24,7 +24,9 @@ describe("the vendor bar", function()
         return it.skip("cuDNN", tostring(r.message))
       end
       if r.verdict ~= "ok" then fail("%s: %s %s", r.label, r.verdict, tostring(r.message)) end
-      io.write(string.format("      cuDNN %s: %.4f ms, %.1f TFLOP/s\n", r.label, r.median_ms, r.gflops / 1e3))
+      io.write(string.format("      cuDNN %s: %.4f ms, %.1f TFLOP/s, algorithm %s\n", r.label, r.median_ms, r.gflops / 1e3,
+        tostring(r.detail)))
+      expect(math.type(r.detail)):equals("integer")
       expect(r.gflops):at_least(1000)
     end
   end)

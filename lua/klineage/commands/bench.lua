@@ -88,9 +88,9 @@ options:
     local bar_at, v0_at = {}, {}
     if vendor then
       for _, v in ipairs(vendor) do
-        out:write(string.format("%s at %s: %s%s\n", w.vendor.name, v.label, v.verdict,
+        out:write(string.format("%s at %s: %s%s%s\n", w.vendor.name, v.label, v.verdict,
           v.median_ms and string.format(", %.4f ms, %.1f GFLOP/s, %.1f GB/s", v.median_ms, v.gflops, v.gbps)
-          or (" (" .. tostring(v.message) .. ")")))
+          or (" (" .. tostring(v.message) .. ")"), v.detail and string.format(" (algorithm %d)", v.detail) or ""))
         if v.median_ms then bar_at[v.label] = v.median_ms end
       end
     elseif verr and w.vendor then

@@ -352,10 +352,11 @@ end
 
 -- One vendor call, synchronized: for checking its result like a kernel's.
 function Worker:vendor(req)
-  local ok, err = self:vendor_call(req)()
-  if not ok then return nil, "launch_error", err end
+  local ok, detail = self:vendor_call(req)()
+  if not ok then return nil, "launch_error", detail end
   self:sync("vendor " .. tostring(req.routine))
-  return {}
+  -- what the routine says it chose (cuDNN: the algorithm's number)
+  return { detail = math.type(detail) and detail or nil }
 end
 
 function Worker:time(req)
