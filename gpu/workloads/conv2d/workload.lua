@@ -45,6 +45,7 @@ return {
     "v5_pixel_block.cu",
     "v6_implicit_gemm.cu",
     "v7_double_buffer.cu",
+    "v8_winograd.cu",
   },
   -- The steps measured to pay at the bench size (README.md, "The lineage");
   -- the others did not there. tests/gpu/monotone.lua holds the lineage to it.
