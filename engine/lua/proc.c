@@ -11,6 +11,10 @@
  *                                  true turns that off.
  *   p:write(data [, timeout_s])   -> true | nil, "worker died: ..." | nil, "timeout"
  *   p:read_line([timeout_s])      -> line | nil, "timeout" | nil, "eof" | nil, "line too long"
+ *   proc.wait_line({ p1, p2, ... } [, timeout_s])
+ *       -> i, the first child with a whole line to read (or at end of
+ *          output: its read_line will not block) | nil, "timeout". One
+ *          poll over all of them: the engine waits on several workers.
  *   p:close_stdin()               -> true  (the child sees end of input)
  *   p:stderr()                    -> the last 64 KiB the child wrote to stderr
  *   p:kill([sig])                 -> true | nil, err   (default "KILL")
@@ -281,6 +285,53 @@ static int proc_read_line(lua_State *L) {
       return 2;
     }
     pump(p, 0, left, NULL);
+  }
+}
+
+/* A child whose read_line would return at once. */
+static int line_ready(const proc_box *p) {
+  return p->out_fd < 0 || p->out_len > MAX_LINE || (p->out_len && memchr(p->out, '\n', p->out_len));
+}
+
+#define WAIT_MAX 64
+
+static int l_wait_line(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  double deadline = deadline_of(L, 2);
+  int n = (int)luaL_len(L, 1);
+  luaL_argcheck(L, n >= 1 && n <= WAIT_MAX, 1, "1 to 64 processes");
+  proc_box *ps[WAIT_MAX];
+  for (int i = 0; i < n; i++) {
+    lua_rawgeti(L, 1, i + 1);
+    ps[i] = check_proc(L, -1);
+    lua_pop(L, 1);
+  }
+  for (;;) {
+    for (int i = 0; i < n; i++) {
+      if (line_ready(ps[i])) {
+        lua_pushinteger(L, i + 1);
+        return 1;
+      }
+    }
+    struct pollfd fds[2 * WAIT_MAX];
+    proc_box *owner[2 * WAIT_MAX];
+    int is_err[2 * WAIT_MAX], m = 0;
+    for (int i = 0; i < n; i++) {
+      if (ps[i]->out_fd >= 0) fds[m] = (struct pollfd){ps[i]->out_fd, POLLIN, 0}, owner[m] = ps[i], is_err[m++] = 0;
+      /* stderr too: a child blocked on a full stderr pipe never finishes its line */
+      if (ps[i]->err_fd >= 0) fds[m] = (struct pollfd){ps[i]->err_fd, POLLIN, 0}, owner[m] = ps[i], is_err[m++] = 1;
+    }
+    int left = ms_left(deadline);
+    if (left == 0) {
+      lua_pushnil(L);
+      lua_pushliteral(L, "timeout");
+      return 2;
+    }
+    int r;
+    do r = poll(fds, (nfds_t)m, left);
+    while (r < 0 && errno == EINTR);
+    for (int j = 0; r > 0 && j < m; j++)
+      if (fds[j].revents) drain(owner[j], is_err[j] ? &owner[j]->err_fd : &owner[j]->out_fd, is_err[j]);
   }
 }
 
@@ -738,6 +789,7 @@ static const luaL_Reg proc_functions[] = {
     {"spawn", proc_spawn}, {"fsync", l_fsync},   {"sleep", l_sleep},  {"mkdir_p", l_mkdir_p},
     {"protocol_streams", l_protocol_streams},
     {"getpid", l_getpid},  {"kill", l_kill},     {"signal_name", l_signal_name},
+    {"wait_line", l_wait_line},
     {NULL, NULL},
 };
 

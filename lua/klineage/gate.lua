@@ -131,8 +131,15 @@ end
 local Session = {}
 Session.__index = Session
 
+-- Inside evaluate_all, an evaluation is a coroutine: it hands its ticket to
+-- the scheduler, which resumes it with the reply while other workers run.
 function Session:call(req, timeout)
-  local reply, verdict, info = self.pool:request(self.worker, req, timeout or self.timeout)
+  local reply, verdict, info
+  if self.async then
+    reply, verdict, info = coroutine.yield(self.pool:submit(self.worker, req, timeout or self.timeout))
+  else
+    reply, verdict, info = self.pool:request(self.worker, req, timeout or self.timeout)
+  end
   if not reply then
     error({ verdict = verdict, message = info and info.message or tostring(verdict) }, 0)
   end
@@ -530,7 +537,9 @@ function M.evaluate(candidate, w, opts)
     cstage.active_blocks = occ and occ.active_blocks
     cstage.threads = g.geometry.threads
   end
-  local s = setmetatable({ pool = pool, worker = worker, loaded = {}, timeout = opts.timeout or 60 }, Session)
+  local s = setmetatable({ pool = pool, worker = worker, loaded = {}, timeout = opts.timeout or 60,
+                           async = opts.async }, Session)
+  record.worker = worker
   local lok, lerr = pcall(function() s:load(base); s:load(cand) end)
   if not lok then
     record.stages.correct = stage_from_error(lerr)
@@ -677,6 +686,59 @@ function M.compare(a, b, w, opts)
     error(result, 0)
   end
   return result
+end
+
+-- Evaluates the candidates on every worker of the pool at once (one per
+-- visible GPU), each worker taking the next candidate when it finishes one.
+-- Returns the records in the candidates' order. opts as for evaluate, plus
+-- before(i) (called as candidate i starts: compile ahead, progress) and
+-- after(i, record). With one worker it is evaluate in a loop.
+function M.evaluate_all(candidates, w, opts)
+  local pool, records = opts.pool, {}
+  local function hook(name, ...) if opts[name] then opts[name](...) end end
+  if pool:size() <= 1 then
+    for i, c in ipairs(candidates) do
+      hook("before", i)
+      records[i] = M.evaluate(c, w, opts)
+      hook("after", i, records[i])
+    end
+    return records
+  end
+  local next_i, running = 1, {}
+  -- Worker k takes the next candidate, if any is left.
+  local function launch(k)
+    if next_i > #candidates then return false end
+    local i = next_i
+    next_i = i + 1
+    hook("before", i)
+    local o = setmetatable({ worker = k, async = true }, { __index = opts })
+    running[k] = { index = i, co = coroutine.create(function() return M.evaluate(candidates[i], w, o) end) }
+    return true
+  end
+  -- Resumes worker k's evaluation with a reply, up to its next request.
+  local function step(k, ...)
+    local r = running[k]
+    local ok, out = coroutine.resume(r.co, ...)
+    if not ok then error(out, 0) end
+    if coroutine.status(r.co) ~= "dead" then
+      r.ticket = out
+      return
+    end
+    records[r.index] = out
+    running[k] = nil
+    hook("after", r.index, out)
+    if launch(k) then return step(k) end
+  end
+  for k = 1, pool:size() do
+    if launch(k) then step(k) end
+  end
+  while next(running) do
+    local ks, tickets = {}, {}
+    for k, r in pairs(running) do ks[#ks + 1], tickets[#tickets + 1] = k, r.ticket end
+    local j = pool:wait_any(tickets)
+    step(ks[j], pool:collect(tickets[j]))
+  end
+  return records
 end
 
 return M

@@ -119,3 +119,27 @@ return {
     pool:close()
   end)
 end)
+
+describe("gate.evaluate_all on two fake workers", function()
+  it("spreads the candidates over both workers and keeps their order", function()
+    local w = assert(workload.load(fixture))
+    local pool = assert(pool_mod.new { backend = "fake", devices = { "a", "b" }, timeout = 30 })
+    local v0 = { file = fixture .. "/v0.cu" }
+    local bad = { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }
+    local started, finished = {}, {}
+    local records = gate.evaluate_all({ v0, bad, v0, v0, bad }, w, { pool = pool, max_seconds = 0.05,
+      before = function(i) started[#started + 1] = i end,
+      after = function(i) finished[#finished + 1] = i end })
+    expect(#records):equals(5)
+    local verdicts, workers = {}, {}
+    for i, r in ipairs(records) do
+      verdicts[i] = r.verdict
+      workers[r.worker] = true
+    end
+    expect(verdicts):equals({ "ok", "wrong", "ok", "ok", "wrong" })
+    expect(workers):equals({ [1] = true, [2] = true })
+    expect(started):equals({ 1, 2, 3, 4, 5 })
+    expect(#finished):equals(5)
+    pool:close()
+  end)
+end)

@@ -53,16 +53,21 @@ options:
         end
       end
     end
-    for i, file in ipairs(w.lineage) do
-      spawn_upto(i + ahead)
-      cache.finish(jobs[i]) -- a failure shows again, with its message, in the gate's compile stage
-      if tty then io.stderr:write(string.format("\r[%d/%d] %s ...", i, #w.lineage, file)) end
-      -- On emu the bench sizes would take hours on a CPU and there is no
-      -- timing anyway: correctness at the test sizes is what it can judge.
-      records[i] = gate.evaluate({ file = w.dir .. "/" .. file, label = file }, w,
-        { pool = pool, journal = j, ceilings = ceilings, max_seconds = a.max_seconds,
-          sizes = backend == "emu" and "test" or nil })
-    end
+    local candidates = {}
+    for i, file in ipairs(w.lineage) do candidates[i] = { file = w.dir .. "/" .. file, label = file } end
+    -- One worker per visible GPU, each taking the next version as it
+    -- finishes one. On emu the bench sizes would take hours on a CPU and
+    -- there is no timing anyway: correctness at the test sizes is what it
+    -- can judge.
+    records = gate.evaluate_all(candidates, w, {
+      pool = pool, journal = j, ceilings = ceilings, max_seconds = a.max_seconds,
+      sizes = backend == "emu" and "test" or nil,
+      before = function(i)
+        spawn_upto(i + ahead)
+        cache.finish(jobs[i]) -- a failure shows again, with its message, in the gate's compile stage
+        if tty then io.stderr:write(string.format("\r\27[K[%d/%d] %s ...", i, #w.lineage, w.lineage[i])) end
+      end,
+    })
     if tty then io.stderr:write("\r\27[K") end
     j:close()
     local device = pool:device(1)

@@ -14,6 +14,8 @@
 --   pool:request(i, req [, timeout]) -> reply | nil, verdict, info
 --   pool:submit(i, req [, timeout]) -> ticket ; pool:collect(ticket) -> as request
 --       submit to several workers, then collect: they run in parallel.
+--   pool:wait_any(tickets) -> k: tickets[k] can be collected without
+--       waiting (its reply is in, its worker died, or its time is up).
 --   pool:device(i)   -> the device table of worker i's hello (starts it)
 --   pool:stats(i)    -> { starts, deaths, timeouts }
 --   pool:close()     -> says bye to every worker, kills the ones that linger
@@ -239,6 +241,20 @@ end
 function Pool:collect(t)
   if t.failed then return nil, t.failed[1], t.failed[2] end
   return receive(self, t)
+end
+
+function Pool:wait_any(tickets)
+  local procs, at = {}, {}
+  local soonest, soonest_k
+  for k, t in ipairs(tickets) do
+    -- a failed submit, or a worker already replaced or buried: no wait
+    if t.failed or t.w.proc ~= t.proc then return k end
+    procs[#procs + 1], at[#procs + 1] = t.proc, k
+    if not soonest or t.deadline < soonest then soonest, soonest_k = t.deadline, k end
+  end
+  local i = proc.wait_line(procs, math.max(0, soonest - host.clock()))
+  -- on a timeout, the ticket whose time is up: collecting it says so
+  return i and at[i] or soonest_k
 end
 
 function Pool:request(i, req, timeout)
