@@ -36,7 +36,6 @@ options:
     local run_id = journal.new_run_id()
     local j = assert(journal.open(journal.path(a.journal or "runs", run_id)))
     local tty = host.isatty(2)
-    local records = {}
     -- Later versions compile in child processes, one host core each, while
     -- the GPU judges the current one; the gate then finds them cached.
     local cache = require "klineage.cache"
@@ -59,7 +58,7 @@ options:
     -- finishes one. On emu the bench sizes would take hours on a CPU and
     -- there is no timing anyway: correctness at the test sizes is what it
     -- can judge.
-    records = gate.evaluate_all(candidates, w, {
+    local records = gate.evaluate_all(candidates, w, {
       pool = pool, journal = j, ceilings = ceilings, max_seconds = a.max_seconds,
       sizes = backend == "emu" and "test" or nil,
       before = function(i)
