@@ -267,12 +267,13 @@ function Session:alloc(w, p)
 end
 
 -- What names a custom input's bytes: the spec's inits are deterministic
--- functions of (params, seed), so this key always stands for the same bytes.
+-- functions of (params, seed), so this key (with the spec file's hash)
+-- always stands for the same bytes.
 local function input_key(w, p, seed, name)
   local keys = {}
   for k in pairs(p) do keys[#keys + 1] = k end
   table.sort(keys)
-  local parts = { w.path, tostring(seed), name }
+  local parts = { w.path, w.sha256 or "", tostring(seed), name }
   for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(p[k]) end
   return table.concat(parts, "|")
 end

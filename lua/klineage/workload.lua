@@ -308,7 +308,14 @@ function M.load(name_or_path, opts)
   if not ok then return nil, string.format("%s: %s", path, tostring(spec)) end
   local dir = path:match("^(.*)/[^/]*$") or "."
   local vok, w = pcall(validate, spec, path, dir)
-  if vok then return w end
+  if vok then
+    -- names this version of the spec: the worker keeps host-built inputs
+    -- under it, so an edited init never reuses the old bytes
+    local h = io.open(path, "rb")
+    w.sha256 = require("kl.hash").sha256(h and h:read("a") or "")
+    if h then h:close() end
+    return w
+  end
   if getmetatable(w) == Invalid then return nil, w.msg end
   error(w, 0)
 end
