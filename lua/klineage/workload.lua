@@ -297,13 +297,14 @@ end
 
 function M.load(name_or_path, opts)
   local path = M.find(name_or_path, opts)
-  local chunk, err = loadfile(path, "t", setmetatable({}, { __index = _G }))
-  if not chunk then
-    if not is_file(path) then
-      return nil, string.format("no workload '%s' (looked for %s)", name_or_path, path)
-    end
-    return nil, err
+  local h = io.open(path, "rb")
+  local text = h and h:read("a") -- nil for a folder too
+  if h then h:close() end
+  if not text then
+    return nil, string.format("no workload '%s' (looked for %s)", name_or_path, path)
   end
+  local chunk, err = load(text, "@" .. path, "t", setmetatable({}, { __index = _G }))
+  if not chunk then return nil, err end
   local ok, spec = pcall(chunk)
   if not ok then return nil, string.format("%s: %s", path, tostring(spec)) end
   local dir = path:match("^(.*)/[^/]*$") or "."
@@ -311,9 +312,7 @@ function M.load(name_or_path, opts)
   if vok then
     -- names this version of the spec: the worker keeps host-built inputs
     -- under it, so an edited init never reuses the old bytes
-    local h = io.open(path, "rb")
-    w.sha256 = require("kl.hash").sha256(h and h:read("a") or "")
-    if h then h:close() end
+    w.sha256 = require("kl.hash").sha256(text)
     return w
   end
   if getmetatable(w) == Invalid then return nil, w.msg end
