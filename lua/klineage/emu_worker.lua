@@ -105,15 +105,15 @@ end
 -- inputs are small, so the last 16 are.
 function Worker:upload(req)
   local b = self:buffer(req.name)
-  local key = type(req.key) == "string" and req.key or nil
+  local key, probe = protocol.upload_key(req)
   self.stash = self.stash or {}
-  local data, err = protocol.payload(req, "data")
-  if not data and key and req.data_b64 == nil and req.data_path == nil then
+  if probe then
     local kept = self.stash[key]
     if not kept or #kept ~= b.size then return { cached = false } end
     b.mem:upload(kept)
     return { cached = true }
   end
+  local data, err = protocol.payload(req, "data")
   if not data then bad("upload: " .. err) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   b.mem:upload(data)

@@ -149,7 +149,7 @@ end
 -- to a quarter of the device's memory, the least recently used dropped first.
 function Worker:upload(req)
   local b = self:buffer(req.name)
-  local key = type(req.key) == "string" and req.key or nil
+  local key, probe = protocol.upload_key(req)
   self.stash = self.stash or { bytes = 0, entries = {}, clock = 0 }
   local stash = self.stash
   stash.clock = stash.clock + 1
@@ -164,11 +164,9 @@ function Worker:upload(req)
     hit.mem:close()
     stash.entries[key] = nil
   end
+  if probe then return { cached = false } end
   local data, err = protocol.payload(req, "data")
-  if not data then
-    if key and req.data_b64 == nil and req.data_path == nil then return { cached = false } end
-    bad("upload: " .. err)
-  end
+  if not data then bad("upload: " .. err) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   if #data > 0 then assert(b.mem:upload(data)) end
   local budget = (self.dev.memory or 0) // 4

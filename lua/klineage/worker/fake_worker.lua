@@ -108,9 +108,9 @@ end
 -- Keyed uploads are kept, as the real workers keep them (protocol.lua).
 function Fake:upload(req)
   local b = buffer(self, req.name)
-  local key = type(req.key) == "string" and req.key or nil
+  local key, probe = protocol.upload_key(req)
   self.stash = self.stash or {}
-  if key and req.data_b64 == nil and req.data_path == nil then
+  if probe then
     local kept = self.stash[key]
     if not kept or #kept ~= #b.data then return { cached = false } end
     b.data = kept

@@ -168,6 +168,13 @@ function M.payload(req, field)
   return data
 end
 
+-- upload_key(req) -> the key an upload's bytes are kept under (nil: none),
+-- and whether the request only asks for those kept bytes (it sends none).
+function M.upload_key(req)
+  local key = type(req.key) == "string" and req.key or nil
+  return key, key ~= nil and req.data_b64 == nil and req.data_path == nil
+end
+
 -- Checks a request's shape. Returns true or nil, message. Used by workers
 -- (a malformed request is answered with verdict "bad_request") and by tests.
 function M.check_request(req)
