@@ -340,14 +340,33 @@ local function inputs_of(w)
   return out
 end
 
+-- Runs the baseline on the seed's inputs, keeps its outputs as "<name>@ref"
+-- and fills the same inputs again for the run to judge. Returns the input
+-- checksums of that second fill.
+function Session:reference(base, w, p, seed)
+  self:fill(w, p, seed)
+  self:run(base, w, p)
+  self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
+  return self:fill(w, p, seed)
+end
+
+-- Every output compared with its reference, each result tagged with its buffer.
+function Session:compare_outputs(w)
+  local results = {}
+  for _, name in ipairs(w.outputs) do
+    local tol = workload.tolerance(w, name)
+    local c = self:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
+    c.buffer = name
+    results[#results + 1] = c
+  end
+  return results
+end
+
 -- Baseline then candidate on identical inputs; compares every output.
 function Session:trial(base, cand, w, size, seed)
   local p = size.params
   self:alloc(w, p)
-  self:fill(w, p, seed)
-  self:run(base, w, p)
-  self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
-  local sums = self:fill(w, p, seed)
+  local sums = self:reference(base, w, p, seed)
   self:run(cand, w, p)
   local trial = { size = size.label, params = p, seed = seed, outputs = {} }
   local inputs = inputs_of(w)
@@ -363,16 +382,13 @@ function Session:trial(base, cand, w, size, seed)
     end
   end
   trial.pass = true
-  for _, name in ipairs(w.outputs) do
-    local tol = workload.tolerance(w, name)
-    local c = self:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
-    c.buffer = name
+  for _, c in ipairs(self:compare_outputs(w)) do
     trial.outputs[#trial.outputs + 1] = c
     if not c.pass then
       trial.pass = false
       trial.verdict = "wrong"
       trial.message = string.format("%s: %d of %d elements off (first at index %d, max abs %.3g, max rel %.3g, tolerance %.3g%s)",
-        name, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
+        c.buffer, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
         c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
     end
   end
@@ -446,17 +462,12 @@ function Session:profile(base, cand, w, p, opts)
   stage.rate = workload.rate(w, p, s)
   -- After many timed launches, a fresh run on fresh inputs must still be
   -- right: catches results cached across launches and state that decays.
-  self:fill(w, p, opts.recheck_seed or 7919)
-  self:run(base, w, p)
-  self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
-  self:fill(w, p, opts.recheck_seed or 7919)
+  self:reference(base, w, p, opts.recheck_seed or 7919)
   self:run(cand, w, p)
   local recheck = { pass = true }
-  for _, name in ipairs(w.outputs) do
-    local tol = workload.tolerance(w, name)
-    local c = self:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
+  for _, c in ipairs(self:compare_outputs(w)) do
     if not c.pass then
-      recheck = { pass = false, buffer = name, message = string.format("%s wrong after timing: %d elements off", name, c.bad_count) }
+      recheck = { pass = false, buffer = c.buffer, message = string.format("%s wrong after timing: %d elements off", c.buffer, c.bad_count) }
     end
   end
   stage.recheck = recheck
@@ -614,10 +625,7 @@ function M.vendor(w, opts)
       local ok, err = pcall(function()
         s:load(base)
         s:alloc(w, p)
-        s:fill(w, p, 1)
-        s:run(base, w, p)
-        s:call { op = "snapshot", buffers = w.outputs, as = "ref" }
-        s:fill(w, p, 1)
+        s:reference(base, w, p, 1)
         local args = {}
         for i, a in ipairs(w.vendor.args) do
           if w.buffer_by_name[a] then args[i] = { "buf", a }
@@ -625,10 +633,8 @@ function M.vendor(w, opts)
         end
         local step = { op = "vendor", library = w.vendor.library, routine = w.vendor.routine, args = args }
         r.detail = s:call(step).detail
-        for _, name in ipairs(w.outputs) do
-          local tol = workload.tolerance(w, name)
-          local c = s:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
-          if not c.pass then error({ verdict = "wrong", message = string.format("%s differs from v0 in %d elements", name, c.bad_count) }, 0) end
+        for _, c in ipairs(s:compare_outputs(w)) do
+          if not c.pass then error({ verdict = "wrong", message = string.format("%s differs from v0 in %d elements", c.buffer, c.bad_count) }, 0) end
         end
         local t = s:call({ op = "time", sequence = { step }, max_seconds = opts.max_seconds or 2 })
         r.median_ms, r.ci_ms = t.median_ms, t.ci_ms
