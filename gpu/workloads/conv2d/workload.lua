@@ -46,6 +46,7 @@ return {
     "v6_implicit_gemm.cu",
     "v7_double_buffer.cu",
     "v8_winograd.cu",
+    "v9_prefetch.cu",
   },
   -- The steps measured to pay at the bench size (README.md, "The lineage");
   -- the others did not there. tests/gpu/monotone.lua holds the lineage to it.
@@ -55,5 +56,7 @@ return {
     "v4_smem_weights.cu",
     "v5_pixel_block.cu",
     "v6_implicit_gemm.cu",
+    "v8_winograd.cu",
+    "v9_prefetch.cu",
   },
 }
