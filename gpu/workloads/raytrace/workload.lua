@@ -219,6 +219,7 @@ return {
     "v2_while_while.cu",
     "v3_float4.cu",
     "v4_ordered.cu",
+    "v6_speculative.cu",
   },
   -- One launch; the counter the persistent versions fetch rays from starts
   -- at 0 in every run (the others ignore it).
