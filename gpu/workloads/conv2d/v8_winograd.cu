@@ -15,13 +15,15 @@
 // GEMMs (BKC x BT over the channels), one slice of BC input channels at a
 // time. The slice's filters arrive as one coalesced run per output channel
 // (BC * 9 floats), staged raw in shared memory and transformed from there;
-// each thread transforms one input patch from its registers. After the
-// loop all of M goes through shared memory (64 KB, dynamic: over the 48 KB
-// static limit) so that one thread sees a tile's 16 values for the output
-// transform. The channel blocks are the grid's fast index: the K / BKC
+// each thread transforms one input patch from its registers, reading each
+// of its rows as a float, an aligned float2 and a float (the patch starts
+// at an odd column, so with W even its middle pair is 8-byte aligned).
+// After the loop all of M goes through shared memory (64 KB, dynamic: over
+// the 48 KB static limit) so that one thread sees a tile's 16 values for
+// the output transform. The channel blocks are the grid's fast index: the K / BKC
 // blocks that read the same input tiles run together and share them in L2.
 // @kl launch grid(cdiv(K, BKC), cdiv(N * cdiv(H, 2) * cdiv(W, 2), BT)) block(THREADS) smem(16 * BKC * BT * 4)
-// @kl requires cdiv(N * cdiv(H, 2) * cdiv(W, 2), BT) <= 65535
+// @kl requires cdiv(N * cdiv(H, 2) * cdiv(W, 2), BT) <= 65535 && W % 2 == 0
 #define BKC 32      // output channels per block
 #define BT 32       // 2x2 output tiles per block
 #define BC 8        // input channels per slice
@@ -53,9 +55,13 @@ __device__ __forceinline__ void load_slice(const float *wp, int wleft, const flo
 #pragma unroll
   for (int q = 0; q < WLOADS; ++q) wr[q] = e0 + 8 * q < wleft ? wp[8 * q] : 0.0f;
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
-#pragma unroll
-    for (int j = 0; j < 4; ++j) dr[i * 4 + j] = inside >> (i * 4 + j) & 1 ? xp[i * W + j] : 0.0f;
+  for (int i = 0; i < 4; ++i) {  // W even (requires): the middle pair of each row is one aligned float2
+    const float *row = xp + i * W;
+    dr[i * 4] = inside >> (i * 4) & 1 ? row[0] : 0.0f;
+    float2 mid = inside >> (i * 4 + 1) & 1 ? *reinterpret_cast<const float2 *>(row + 1) : make_float2(0.0f, 0.0f);
+    dr[i * 4 + 1] = mid.x, dr[i * 4 + 2] = mid.y;
+    dr[i * 4 + 3] = inside >> (i * 4 + 3) & 1 ? row[3] : 0.0f;
+  }
 }
 
 // Writes the raw filters and V = B^T d B of the staged slice to shared memory.
