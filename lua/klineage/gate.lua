@@ -247,7 +247,7 @@ function Session:run(k, w, p)
     local v = self:call({ op = "read", buffer = buf, index = i }).value
     -- JSON has one number type: an integer buffer's element comes back an integer.
     local b = w.buffer_by_name[buf]
-    if b and not b.type:match("^[fb]") and math.type(v) == "float" then v = math.tointeger(v) or v end
+    if b and not workload.is_float(b.type) and math.type(v) == "float" then v = math.tointeger(v) or v end
     return v
   end
   w.run(ctx, p)
@@ -321,8 +321,7 @@ function Session:fill(w, p, seed)
     -- left unwritten cannot match the reference in every trial.
     local floats, ints = {}, {}
     for _, name in ipairs(poison) do
-      local t = w.buffer_by_name[name].type
-      if t == "f32" or t == "f64" or t == "f16" or t == "bf16" then floats[#floats + 1] = name else ints[#ints + 1] = name end
+      if workload.is_float(w.buffer_by_name[name].type) then floats[#floats + 1] = name else ints[#ints + 1] = name end
     end
     if #floats > 0 then self:call { op = "poison", buffers = floats } end
     if #ints > 0 then self:call { op = "poison", buffers = ints, byte = ({ 0xFF, 0xA5, 0x5A })[seed % 3 + 1] } end
@@ -443,13 +442,17 @@ function Session:correct(base, cand, w, seeds, which)
   return stage, bench_size
 end
 
-function Session:profile(base, cand, w, p, opts)
-  local stage = {}
-  -- The buffers hold whatever size correctness ran last: set the bench
-  -- size up again and record the candidate's launches there.
+-- The buffers hold whatever size correctness ran last: sets size p up
+-- again (seed 1) and returns the candidate's launches there, to replay.
+function Session:launches_at(cand, w, p)
   self:alloc(w, p)
   self:fill(w, p, 1)
-  local steps = self:run(cand, w, p)
+  return self:run(cand, w, p)
+end
+
+function Session:profile(base, cand, w, p, opts)
+  local stage = {}
+  local steps = self:launches_at(cand, w, p)
   local t = self:call({ op = "time", sequence = steps, max_seconds = opts.max_seconds or 2,
                         min_samples = opts.min_samples, max_samples = opts.max_samples, warmup = opts.warmup },
                       opts.profile_timeout)
@@ -496,9 +499,7 @@ end
 
 -- Metrics of the candidate's launches at params p, on freshly set-up buffers.
 function Session:metrics(cand, w, p, names)
-  self:alloc(w, p)
-  self:fill(w, p, 1)
-  local steps = self:run(cand, w, p)
+  local steps = self:launches_at(cand, w, p)
   local m = self:call({ op = "metrics", sequence = steps, names = names }, 300)
   return { verdict = "ok", values = m.values, passes = m.passes }
 end

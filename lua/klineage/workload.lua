@@ -14,6 +14,7 @@
 --   workload.rate(w, p, seconds) -> the spec's rate (GTEPS, Mrays/s) | nil
 --   workload.args(w, p)    -> { { buffer = name } | { param = name, value = v } }
 --   workload.tolerance(w, buffer) -> { rtol, atol } (integer buffers: exact)
+--   workload.is_float(type) -> true for f32, f64, f16, bf16
 --   workload.host_inputs(w, p, seed) -> { [buffer] = packed bytes } | nil, message
 --       the deterministic generator of engine/core/randgen.h; a buffer's
 --       stream is its index in w.buffer_list (sorted by name, 0-based).
@@ -377,6 +378,8 @@ function M.args(w, p)
   end
   return out
 end
+
+function M.is_float(ty) return FLOAT[ty] == true end
 
 function M.tolerance(w, buffer)
   local b = w.buffer_by_name[buffer]
