@@ -152,6 +152,11 @@ function Worker:upload(req)
   local key, probe = protocol.upload_key(req)
   self.stash = self.stash or { bytes = 0, entries = {}, clock = 0 }
   local stash = self.stash
+  local function drop(k)
+    stash.bytes = stash.bytes - stash.entries[k].size
+    stash.entries[k].mem:close()
+    stash.entries[k] = nil
+  end
   stash.clock = stash.clock + 1
   local hit = key and stash.entries[key]
   if hit and hit.size == b.size then
@@ -159,11 +164,7 @@ function Worker:upload(req)
     hit.used = stash.clock
     return { cached = true }
   end
-  if hit then -- the same key at another size: a stale entry
-    stash.bytes = stash.bytes - hit.size
-    hit.mem:close()
-    stash.entries[key] = nil
-  end
+  if hit then drop(key) end -- the same key at another size: a stale entry
   if probe then return { cached = false } end
   local data, err = protocol.payload(req, "data")
   if not data then bad("upload: " .. err) end
@@ -176,9 +177,7 @@ function Worker:upload(req)
       for k, e in pairs(stash.entries) do
         if not at or e.used < at then oldest, at = k, e.used end
       end
-      stash.bytes = stash.bytes - stash.entries[oldest].size
-      stash.entries[oldest].mem:close()
-      stash.entries[oldest] = nil
+      drop(oldest)
     end
     local mem = self.ctx:alloc(b.size)
     if mem and mem:copy_from(b.mem) then
