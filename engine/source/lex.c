@@ -187,6 +187,18 @@ static void record_annotation(lexer *lx, uint32_t b, uint32_t e) {
   u->annotations[u->nannotations++] = (kl_annotation){i, j - i, lx->line};
 }
 
+/* The end of a block comment whose text starts at b: just past its closing
+ * star-slash, or n, setting *unterminated, when the source ends first. */
+static uint32_t block_comment_end(const unsigned char *s, uint32_t n, uint32_t b, int *unterminated) {
+  const unsigned char *p = s + b;
+  while ((p = memchr(p, '*', n - (uint32_t)(p - s))) != NULL) {
+    if ((uint32_t)(p - s) + 1 < n && p[1] == '/') return (uint32_t)(p - s) + 2;
+    p++;
+  }
+  *unterminated = 1;
+  return n;
+}
+
 /* Skips whitespace, comments and line continuations from lx->i.
  * Sets *unterminated when a block comment runs off the end. */
 static void skip_trivia(lexer *lx, int *unterminated) {
@@ -220,17 +232,7 @@ static void skip_trivia(lexer *lx, int *unterminated) {
     }
     if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
       uint32_t b = i + 2;
-      const unsigned char *p = s + b;
-      const unsigned char *stop = NULL;
-      while ((p = memchr(p, '*', n - (uint32_t)(p - s))) != NULL) {
-        if ((uint32_t)(p - s) + 1 < n && p[1] == '/') {
-          stop = p;
-          break;
-        }
-        p++;
-      }
-      uint32_t e = stop ? (uint32_t)(stop - s) + 2 : n;
-      if (!stop) *unterminated = 1;
+      uint32_t e = block_comment_end(s, n, b, unterminated);
       advance_lines(lx, b, e);
       i = e;
       continue;
@@ -312,17 +314,7 @@ static uint32_t scan_pp(lexer *lx, uint32_t i, int *unterminated) {
       continue;
     }
     if (c == '/' && i + 1 < n && s[i + 1] == '*') {
-      const unsigned char *p = s + i + 2;
-      const unsigned char *stop = NULL;
-      while ((p = memchr(p, '*', n - (uint32_t)(p - s))) != NULL) {
-        if ((uint32_t)(p - s) + 1 < n && p[1] == '/') {
-          stop = p;
-          break;
-        }
-        p++;
-      }
-      uint32_t e = stop ? (uint32_t)(stop - s) + 2 : n;
-      if (!stop) *unterminated = 1;
+      uint32_t e = block_comment_end(s, n, i + 2, unterminated);
       advance_lines(lx, i, e);
       i = e;
       continue;
