@@ -438,22 +438,83 @@ static uint32_t enclosing_function(const kl_unit *u, uint32_t n) {
   return KL_NONE;
 }
 
+/* The function-node argument 2 of an access query on unit u. */
+static uint32_t check_function_arg(lua_State *L, const kl_unit *u) {
+  uint32_t fn;
+  kl_unit *fu = check_node(L, 2, &fn);
+  lua_pop(L, 1);
+  if (fu != u) luaL_argerror(L, 2, "function node of another unit");
+  if (u->nodes[fn].kind != KL_N_FUNCTION) luaL_argerror(L, 2, "not a function node");
+  return fn;
+}
+
+static int scratch_gc(lua_State *L) {
+  void **box = luaL_checkudata(L, 1, SCRATCH_MT);
+  free(*box);
+  *box = NULL;
+  return 0;
+}
+
+/* Boxes a malloc'd access list in a userdata whose __gc frees it, so that
+ * a Lua error cannot leak it. Returns the box's stack index. */
+static int box_accesses(lua_State *L, kl_access *as) {
+  kl_access **box = lua_newuserdatauv(L, sizeof *box, 0);
+  *box = as;
+  luaL_setmetatable(L, SCRATCH_MT);
+  return lua_gettop(L);
+}
+
+/* Frees the boxed list now and removes its box from the stack. */
+static void free_accesses(lua_State *L, int boxi) {
+  kl_access **box = lua_touserdata(L, boxi);
+  free(*box);
+  *box = NULL;
+  lua_remove(L, boxi);
+}
+
+/* Pushes a table for one access with the fields both queries give: node,
+ * text, line, write, tx_stride_kind, tx_stride, loop, loop_stride (inside
+ * a loop) and form. nfields: the size hint, the caller's fields included. */
+static void push_access(lua_State *L, const kl_unit *u, const kl_access *a, int nfields) {
+  lua_createtable(L, 0, nfields);
+  push_node(L, 1, a->index_node);
+  lua_setfield(L, -2, "node");
+  size_t tl;
+  const char *t = kl_node_text(u, a->index_node, &tl);
+  set_str(L, "text", t, tl);
+  set_int(L, "line", u->tokens[u->nodes[a->index_node].tok_begin].line);
+  set_bool(L, "write", a->is_write);
+  lua_pushstring(L, stride_kind_name(a->tx_stride_kind));
+  lua_setfield(L, -2, "tx_stride_kind");
+  push_stride(L, u, &a->form, a->tx_stride_kind, a->tx_stride, KL_AV_THREAD_X, KL_NONE);
+  lua_setfield(L, -2, "tx_stride");
+  push_node_or_nil(L, 1, a->loop_node);
+  lua_setfield(L, -2, "loop");
+  if (a->loop_node != KL_NONE) {
+    push_stride(L, u, &a->form, a->loop_stride_kind, a->loop_stride, KL_AV_LOOP, a->loop_node);
+    lua_setfield(L, -2, "loop_stride");
+  }
+  push_affine(L, 1, u, &a->form);
+  lua_setfield(L, -2, "form");
+}
+
+/* Appends the access table on the stack top to the accesses list of the
+ * entry at index entry, and leaves the stack at entry. */
+static void append_access(lua_State *L, int entry) {
+  lua_getfield(L, entry, "accesses");
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, luaL_len(L, -2) + 1);
+  lua_settop(L, entry);
+}
+
 /* unit:access_patterns(fn) -> { [param name] = { name, accesses = {...},
  *   coalesced, tx_stride, loop_reuse, reads, writes } } */
 static int unit_access_patterns(lua_State *L) {
   kl_unit *u = check_unit(L, 1);
-  uint32_t fn;
-  kl_unit *fu = check_node(L, 2, &fn);
-  lua_pop(L, 1);
-  if (fu != u) return luaL_argerror(L, 2, "function node of another unit");
-  if (u->nodes[fn].kind != KL_N_FUNCTION) return luaL_argerror(L, 2, "not a function node");
+  uint32_t fn = check_function_arg(L, u);
   uint32_t n;
-  kl_access *as = kl_access_patterns(u, fn, &n);
-  /* box the C array so that a Lua error cannot leak it */
-  kl_access **box = lua_newuserdatauv(L, sizeof *box, 0);
-  *box = as;
-  luaL_setmetatable(L, SCRATCH_MT);
-  int boxi = lua_gettop(L);
+  int boxi = box_accesses(L, kl_access_patterns(u, fn, &n));
+  const kl_access *as = *(kl_access **)lua_touserdata(L, boxi);
   lua_newtable(L);
   int result = lua_gettop(L);
   for (uint32_t i = 0; i < n; i++) {
@@ -479,36 +540,15 @@ static int unit_access_patterns(lua_State *L) {
       lua_rawset(L, result);
     }
     int entry = lua_gettop(L);
-    /* one access */
-    lua_createtable(L, 0, 12);
-    push_node(L, 1, a->index_node);
-    lua_setfield(L, -2, "node");
-    size_t tl;
-    const char *t = kl_node_text(u, a->index_node, &tl);
-    set_str(L, "text", t, tl);
-    set_int(L, "line", u->tokens[u->nodes[a->index_node].tok_begin].line);
-    set_bool(L, "write", a->is_write);
-    lua_pushstring(L, stride_kind_name(a->tx_stride_kind));
-    lua_setfield(L, -2, "tx_stride_kind");
-    push_stride(L, u, &a->form, a->tx_stride_kind, a->tx_stride, KL_AV_THREAD_X, KL_NONE);
-    lua_setfield(L, -2, "tx_stride");
+    push_access(L, u, a, 12);
     set_bool(L, "coalesced", a->coalesced);
     set_int(L, "vector_width", a->vector_width);
-    push_node_or_nil(L, 1, a->loop_node);
-    lua_setfield(L, -2, "loop");
     if (a->loop_node != KL_NONE) {
       lua_pushstring(L, stride_kind_name(a->loop_stride_kind));
       lua_setfield(L, -2, "loop_stride_kind");
-      push_stride(L, u, &a->form, a->loop_stride_kind, a->loop_stride, KL_AV_LOOP, a->loop_node);
-      lua_setfield(L, -2, "loop_stride");
     }
     set_bool(L, "loop_invariant", a->loop_invariant);
-    push_affine(L, 1, u, &a->form);
-    lua_setfield(L, -2, "form");
-    lua_getfield(L, entry, "accesses");
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, luaL_len(L, -2) + 1);
-    lua_settop(L, entry);
+    append_access(L, entry);
     /* the per-parameter summary */
     if (!a->coalesced) set_bool(L, "coalesced", 0);
     if (a->loop_invariant) set_bool(L, "loop_reuse", 1);
@@ -522,17 +562,8 @@ static int unit_access_patterns(lua_State *L) {
     }
     lua_settop(L, result);
   }
-  free(*box);
-  *box = NULL;
-  lua_remove(L, boxi);
+  free_accesses(L, boxi);
   return 1;
-}
-
-static int scratch_gc(lua_State *L) {
-  void **box = luaL_checkudata(L, 1, SCRATCH_MT);
-  free(*box);
-  *box = NULL;
-  return 0;
 }
 
 /* unit:shared_accesses(fn) -> { [array name] = { name, decl, elem_bytes,
@@ -540,17 +571,10 @@ static int scratch_gc(lua_State *L) {
  *   tx_stride_kind, bank_ways, loop, loop_stride, form}, ... } } } */
 static int unit_shared_accesses(lua_State *L) {
   kl_unit *u = check_unit(L, 1);
-  uint32_t fn;
-  kl_unit *fu = check_node(L, 2, &fn);
-  lua_pop(L, 1);
-  if (fu != u) return luaL_argerror(L, 2, "function node of another unit");
-  if (u->nodes[fn].kind != KL_N_FUNCTION) return luaL_argerror(L, 2, "not a function node");
+  uint32_t fn = check_function_arg(L, u);
   uint32_t n;
-  kl_access *as = kl_shared_accesses(u, fn, &n);
-  kl_access **box = lua_newuserdatauv(L, sizeof *box, 0);
-  *box = as;
-  luaL_setmetatable(L, SCRATCH_MT);
-  int boxi = lua_gettop(L);
+  int boxi = box_accesses(L, kl_shared_accesses(u, fn, &n));
+  const kl_access *as = *(kl_access **)lua_touserdata(L, boxi);
   lua_newtable(L);
   int result = lua_gettop(L);
   for (uint32_t i = 0; i < n; i++) {
@@ -574,31 +598,9 @@ static int unit_shared_accesses(lua_State *L) {
       lua_rawset(L, result);
     }
     int entry = lua_gettop(L);
-    lua_createtable(L, 0, 10);
-    push_node(L, 1, a->index_node);
-    lua_setfield(L, -2, "node");
-    size_t tl;
-    const char *t = kl_node_text(u, a->index_node, &tl);
-    set_str(L, "text", t, tl);
-    set_int(L, "line", u->tokens[u->nodes[a->index_node].tok_begin].line);
-    set_bool(L, "write", a->is_write);
-    lua_pushstring(L, stride_kind_name(a->tx_stride_kind));
-    lua_setfield(L, -2, "tx_stride_kind");
-    push_stride(L, u, &a->form, a->tx_stride_kind, a->tx_stride, KL_AV_THREAD_X, KL_NONE);
-    lua_setfield(L, -2, "tx_stride");
+    push_access(L, u, a, 10);
     set_int(L, "bank_ways", a->bank_ways);
-    push_node_or_nil(L, 1, a->loop_node);
-    lua_setfield(L, -2, "loop");
-    if (a->loop_node != KL_NONE) {
-      push_stride(L, u, &a->form, a->loop_stride_kind, a->loop_stride, KL_AV_LOOP, a->loop_node);
-      lua_setfield(L, -2, "loop_stride");
-    }
-    push_affine(L, 1, u, &a->form);
-    lua_setfield(L, -2, "form");
-    lua_getfield(L, entry, "accesses");
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, -2, luaL_len(L, -2) + 1);
-    lua_settop(L, entry);
+    append_access(L, entry);
     /* the worst bank conflict of the array; an unknown stride (0) wins */
     lua_getfield(L, entry, "bank_ways");
     lua_Integer worst = lua_tointeger(L, -1);
@@ -607,9 +609,7 @@ static int unit_shared_accesses(lua_State *L) {
       set_int(L, "bank_ways", a->bank_ways);
     lua_settop(L, result);
   }
-  free(*box);
-  *box = NULL;
-  lua_remove(L, boxi);
+  free_accesses(L, boxi);
   return 1;
 }
 
