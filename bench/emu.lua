@@ -258,28 +258,37 @@ local function judge(w, outs, ref)
   return string.format("max rel diff vs v0 %.1e%s", worst, pass and "" or "  MISMATCH")
 end
 
-local sg = workload.load("sgemm")
-local best_name, best_time
-if sg then
-  local p = {}
-  for k, v in pairs(sg.params) do p[k] = v end
-  p.M, p.N, p.K = S, S, S
-  local inputs = assert(workload.host_inputs(sg, p, 100))
-  local ref
-  for i, file in ipairs(sg.lineage) do
-    local t, outs = run_version(sg, file, p, inputs)
-    local label = i == 1 and "emu sgemm v0 256^3: " .. file or "sgemm lineage " .. file .. " 256^3"
+-- Runs every version of w at params p on the same inputs, the first that
+-- runs being the reference, and adds a row for each (label_of(i, file)).
+-- Returns the last version that matched the reference and its time.
+local function run_lineage(w, p, inputs, label_of)
+  local ref, last_name, last_time
+  for i, file in ipairs(w.lineage) do
+    local t, outs = run_version(w, file, p, inputs)
+    local label = label_of(i, file)
     if not t then
       row(label, "-", "", outs)
     elseif not ref then
       ref = outs
       row(label, string.format("%.4f", t), "s", "the reference")
     else
-      local note = judge(sg, outs, ref)
-      if not note:find("MISMATCH", 1, true) then best_name, best_time = file, t end
+      local note = judge(w, outs, ref)
+      if not note:find("MISMATCH", 1, true) then last_name, last_time = file, t end
       row(label, string.format("%.4f", t), "s", note)
     end
   end
+  return last_name, last_time
+end
+
+local sg = workload.load("sgemm")
+local best_name, best_time
+if sg then
+  local p = {}
+  for k, v in pairs(sg.params) do p[k] = v end
+  p.M, p.N, p.K = S, S, S
+  best_name, best_time = run_lineage(sg, p, assert(workload.host_inputs(sg, p, 100)), function(i, file)
+    return i == 1 and "emu sgemm v0 256^3: " .. file or "sgemm lineage " .. file .. " 256^3"
+  end)
 end
 
 if want_lineages then
@@ -292,20 +301,9 @@ if want_lineages then
     if wl then
       for _, size in ipairs(workload.sizes(wl)) do
         if not size.bench then
-          local inputs = assert(workload.host_inputs(wl, size.params, 7))
-          local ref
-          for _, file in ipairs(wl.lineage) do
-            local t, outs = run_version(wl, file, size.params, inputs)
-            local label = string.format("%s %s %s", wname, size.label, file)
-            if not t then
-              row(label, "-", "", outs)
-            elseif not ref then
-              ref = outs
-              row(label, string.format("%.4f", t), "s", "the reference")
-            else
-              row(label, string.format("%.4f", t), "s", judge(wl, outs, ref))
-            end
-          end
+          run_lineage(wl, size.params, assert(workload.host_inputs(wl, size.params, 7)), function(_, file)
+            return string.format("%s %s %s", wname, size.label, file)
+          end)
         end
       end
     end
