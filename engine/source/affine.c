@@ -168,7 +168,7 @@ static uint32_t find_param(const context *c, uint32_t off, uint32_t len) {
   return KL_NONE;
 }
 
-static int context_init(context *c, kl_unit *u, uint32_t fn, uint32_t *work) {
+static int context_fill(context *c, kl_unit *u, uint32_t fn, uint32_t *work) {
   memset(c, 0, sizeof *c);
   c->u = u;
   c->fn = fn;
@@ -209,6 +209,14 @@ static void context_free(context *c) {
   free(c->writes);
   free(c->params);
   free(c->param_tok);
+}
+
+/* Sets c up for function fn; on failure (out of memory) nothing is left
+ * to free. */
+static int context_init(context *c, kl_unit *u, uint32_t fn, uint32_t *work) {
+  if (context_fill(c, u, fn, work)) return 1;
+  context_free(c);
+  return 0;
 }
 
 /* The for-loop enclosing `site` whose induction variable is named by the
@@ -577,10 +585,7 @@ int kl_affine_of(kl_unit *u, uint32_t fn, uint32_t expr, kl_affine *out) {
   memset(out, 0, sizeof *out);
   context c;
   uint32_t work = KL_AFFINE_WORK;
-  if (!context_init(&c, u, fn, &work)) {
-    context_free(&c);
-    return 0;
-  }
+  if (!context_init(&c, u, fn, &work)) return 0;
   sum_of(&c, expr, expr, 0, 1, out);
   context_free(&c);
   return out->nrest == 0;
@@ -777,10 +782,7 @@ kl_access *kl_access_patterns(kl_unit *u, uint32_t fn, uint32_t *count) {
   if (u->nodes[fn].kind != KL_N_FUNCTION) return NULL;
   context c;
   uint32_t work = KL_AFFINE_WORK;
-  if (!context_init(&c, u, fn, &work)) {
-    context_free(&c);
-    return NULL;
-  }
+  if (!context_init(&c, u, fn, &work)) return NULL;
   kl_access *out = NULL;
   uint32_t n = 0, cap = 0;
   uint32_t end = u->nodes[fn].subtree_end;
@@ -951,10 +953,7 @@ kl_access *kl_shared_accesses(kl_unit *u, uint32_t fn, uint32_t *count) {
   if (!narrays) return NULL;
   context c;
   uint32_t work = KL_AFFINE_WORK;
-  if (!context_init(&c, u, fn, &work)) {
-    context_free(&c);
-    return NULL;
-  }
+  if (!context_init(&c, u, fn, &work)) return NULL;
   kl_access *out = NULL;
   uint32_t n = 0, cap = 0;
   uint32_t end = u->nodes[fn].subtree_end;
