@@ -247,7 +247,7 @@ function Session:run(k, w, p)
     local v = self:call({ op = "read", buffer = buf, index = i }).value
     -- JSON has one number type: an integer buffer's element comes back an integer.
     local b = w.buffer_by_name[buf]
-    if b and not workload.is_float(b.type) and math.type(v) == "float" then v = math.tointeger(v) or v end
+    if b and not workload.is_float(b.type) then v = protocol.integer(v) or v end
     return v
   end
   w.run(ctx, p)
@@ -634,8 +634,7 @@ function M.vendor(w, opts)
         end
         local step = { op = "vendor", library = w.vendor.library, routine = w.vendor.routine, args = args }
         -- JSON has one number type: the routine's choice (an algorithm number) is an integer.
-        local detail = s:call(step).detail
-        r.detail = math.tointeger(detail) or detail
+        r.detail = protocol.integer(s:call(step).detail)
         for _, c in ipairs(s:compare_outputs(w)) do
           if not c.pass then error({ verdict = "wrong", message = string.format("%s differs from v0 in %d elements", c.buffer, c.bad_count) }, 0) end
         end
