@@ -5,13 +5,14 @@
 local host = require "kl.host"
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local backends = require "klineage.backends"
+local context = require "klineage.context"
 
 local backend = arg[1] == "--backend" and arg[2] or nil
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local w = assert(workload.load(here .. "/gate/saxpy64"))
-local pool, name = assert(backends.pool(backend))
-local ceilings = name == "cuda" and assert(require("klineage.ceilings").get(pool)) or nil
+local ctx = assert(context.new { backend = backend, journal = false })
+local pool, name = ctx.pool, ctx.backend
+local ceilings = ctx:ceilings()
 
 local cold_dir = os.tmpname()
 os.remove(cold_dir)
@@ -21,8 +22,7 @@ local function cycle(cache_dir)
   local src = assert(io.open(here .. "/gate/saxpy64/saxpy.cu")):read("a")
   if cache_dir == "cold" then src = src .. string.format("\n// cold %.9f\n", host.clock()) end
   local t0 = host.clock()
-  local r = gate.evaluate({ source = src, file = "saxpy.cu" }, w,
-    { pool = pool, ceilings = ceilings, max_seconds = 0.5, seeds = { 1, 2, 3 } })
+  local r = gate.evaluate(ctx, { source = src, file = "saxpy.cu" }, w, { max_seconds = 0.5, seeds = { 1, 2, 3 } })
   return host.clock() - t0, r
 end
 
@@ -52,4 +52,4 @@ print(string.format("gate-cycle-cached: %.3f s", warm))
 if p.median_ms then print(string.format("saxpy-64mib-time: %.2f us", p.median_ms * 1e3)) end
 if p.gbps then print(string.format("saxpy-64mib-bandwidth: %.1f GB/s", p.gbps)) end
 if ceilings then print(string.format("copy-ceiling: %.1f GB/s", ceilings.copy_gbps)) end
-pool:close()
+ctx:close()

@@ -4,11 +4,10 @@
 --
 -- The kernel must have the workload's entry name and argument list, and its
 -- own `// @kl launch ...` line (see gpu/workloads/sgemm/*.cu). This script
--- is the gate's Lua API in twenty lines: copy it and change what you need
--- (the seeds, the backend, the metrics, what gets printed).
+-- is the gate's Lua API in a few lines: copy it and change what you need
+-- (the seeds, the metrics, what gets printed).
 local workload = require "klineage.workload"
 local gate = require "klineage.gate"
-local backends = require "klineage.backends"
 
 local name, file = arg[1], arg[2]
 if not name or not file then
@@ -16,16 +15,13 @@ if not name or not file then
   return 2
 end
 local w = assert(workload.load(name))
-local pool, backend = assert(backends.pool())          -- cuda where a GPU answers, else emu
-local record = gate.evaluate({ file = file }, w, {
-  pool = pool,
-  seeds = { 11, 22, 33 },
-  metrics = backend == "cuda",                          -- CUPTI metrics need a GPU
-  sizes = backend == "emu" and "test" or nil,           -- emu: small sizes, no timing
-})
-pool:close()
+-- The run context: cuda where a GPU answers, else emu (test sizes, no
+-- timing); the record goes into a run folder under $KLINEAGE_RUNS.
+local ctx = assert(require("klineage.context").new { workloads = { w } })
+local record = gate.evaluate(ctx, { file = file }, w, { seeds = { 11, 22, 33 }, metrics = ctx.backend == "cuda" })
+ctx:close()
 
-print(string.format("%s: %s (%s backend)", file, record.verdict, backend))
+print(string.format("%s: %s (%s backend)", file, record.verdict, ctx.backend))
 for _, stage in ipairs({ "compile", "correct", "profile", "metrics" }) do
   local s = record.stages[stage]
   if s then print(string.format("  %-8s %s %s", stage, s.verdict, s.message or "")) end

@@ -21,6 +21,7 @@
 
 #include "core/driver.h"
 #include "lua/cuda.h"
+#include "lua/kernel_args.h"
 
 #define CONTEXT_MT "kl.Context"
 #define MODULE_MT "kl.Module"
@@ -384,44 +385,20 @@ static void read_dim(lua_State *L, int opts, const char *key, unsigned d[3]) {
   lua_pop(L, 1);
 }
 
-typedef union {
-  CUdeviceptr ptr;
-  int32_t i32;
-  uint32_t u32;
-  int64_t i64;
-  uint64_t u64;
-  float f32;
-  double f64;
-} arg_slot;
-
-/* One kernel argument from args[i]: a Buffer, or { "type", value }. */
-static void pack_arg(lua_State *L, int args, int i, arg_slot *slot) {
+/* One kernel argument from args[i]: a Buffer, or { "type", value } packed by
+ * the shared packer (kernel_args.h). */
+static void pack_arg(lua_State *L, int args, int i, uint64_t *slot) {
   int t = lua_geti(L, args, i);
   buffer_box *b = luaL_testudata(L, -1, BUFFER_MT);
   if (b) {
     if (!b->ptr) luaL_error(L, "launch: args[%d] is a freed buffer", i);
-    slot->ptr = b->ptr;
+    *slot = (uint64_t)b->ptr;
   } else if (t == LUA_TTABLE) {
     lua_geti(L, -1, 1);
     lua_geti(L, -2, 2);
     const char *type = lua_tostring(L, -2);
     if (!type) luaL_error(L, "launch: args[%d] must be {\"type\", value}", i);
-    int isnum = 0;
-    if (strcmp(type, "f32") == 0)
-      slot->f32 = (float)lua_tonumberx(L, -1, &isnum);
-    else if (strcmp(type, "f64") == 0)
-      slot->f64 = lua_tonumberx(L, -1, &isnum);
-    else if (strcmp(type, "i32") == 0)
-      slot->i32 = (int32_t)lua_tointegerx(L, -1, &isnum);
-    else if (strcmp(type, "u32") == 0)
-      slot->u32 = (uint32_t)lua_tointegerx(L, -1, &isnum);
-    else if (strcmp(type, "i64") == 0)
-      slot->i64 = (int64_t)lua_tointegerx(L, -1, &isnum);
-    else if (strcmp(type, "u64") == 0)
-      slot->u64 = (uint64_t)lua_tointegerx(L, -1, &isnum);
-    else
-      luaL_error(L, "launch: args[%d] has unknown type '%s' (f32 f64 i32 u32 i64 u64)", i, type);
-    if (!isnum) luaL_error(L, "launch: args[%d] value is not a %s", i, type);
+    kl_pack_scalar(L, lua_gettop(L), type, i, "launch", slot);
     lua_pop(L, 2);
   } else {
     luaL_error(L, "launch: args[%d] must be a Buffer or {\"type\", value}, got %s", i,
@@ -444,7 +421,7 @@ static int function_launch(lua_State *L) {
   luaL_checktype(L, args, LUA_TTABLE);
   lua_Integer n = luaL_len(L, args);
   if (n > MAX_ARGS) return luaL_error(L, "launch: more than %d arguments", MAX_ARGS);
-  arg_slot slots[MAX_ARGS];
+  uint64_t slots[MAX_ARGS];
   void *params[MAX_ARGS];
   for (lua_Integer i = 1; i <= n; i++) {
     pack_arg(L, args, (int)i, &slots[i - 1]);

@@ -33,6 +33,7 @@
 #include "emu/buffer.h"
 #include "emu/emu.h"
 #include "emu/fiber.h"
+#include "lua/kernel_args.h"
 
 #define BUFFER_MT "kl.EmuBuffer"
 #define LIBRARY_MT "kl.EmuLibrary"
@@ -257,80 +258,6 @@ static kl_emu_dim3 get_dim(lua_State *L, int cfg, const char *key) {
   return d;
 }
 
-/* float -> IEEE half and bfloat16 bits, rounding to nearest even: the
- * same algorithm as the prelude's __kl_f2h / __kl_f2bf. */
-static uint16_t float_to_half(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u, a = x & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return 0x7FFFu;
-  if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u);
-  if (a < 0x38800000u) {
-    if (a < 0x33000000u) return (uint16_t)sign;
-    uint32_t m = (a & 0x7FFFFFu) | 0x800000u, shift = 126u - (a >> 23);
-    uint32_t q = m >> shift, rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (q & 1u))) q++;
-    return (uint16_t)(sign | q);
-  }
-  uint32_t h = (((a >> 23) - 112u) << 10) | ((a & 0x7FFFFFu) >> 13), rem = a & 0x1FFFu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++;
-  return (uint16_t)(sign | h);
-}
-
-static uint16_t float_to_bf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-
-static void pack_scalar(lua_State *L, int v, int argi, unsigned code, void *slot) {
-  union {
-    int8_t i8;
-    uint8_t u8;
-    int16_t i16;
-    uint16_t u16;
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    uint64_t u64;
-    float f32;
-    double f64;
-    unsigned char b;
-  } u;
-  memset(&u, 0, sizeof u);
-  if (code == KL_EMU_T_BOOL) {
-    u.b = (unsigned char)lua_toboolean(L, v);
-  } else if (code >= KL_EMU_T_I8 && code <= KL_EMU_T_U64) {
-    int ok;
-    lua_Integer x = lua_tointegerx(L, v, &ok);
-    if (!ok) luaL_error(L, "kl.emu: argument %d must be an integer, got %s", argi, luaL_typename(L, v));
-    switch (code) {
-    case KL_EMU_T_I8: u.i8 = (int8_t)x; break;
-    case KL_EMU_T_U8: u.u8 = (uint8_t)x; break;
-    case KL_EMU_T_I16: u.i16 = (int16_t)x; break;
-    case KL_EMU_T_U16: u.u16 = (uint16_t)x; break;
-    case KL_EMU_T_I32: u.i32 = (int32_t)x; break;
-    case KL_EMU_T_U32: u.u32 = (uint32_t)x; break;
-    case KL_EMU_T_I64: u.i64 = (int64_t)x; break;
-    default: u.u64 = (uint64_t)x; break;
-    }
-  } else {
-    if (!lua_isnumber(L, v)) luaL_error(L, "kl.emu: argument %d must be a number, got %s", argi, luaL_typename(L, v));
-    double x = (double)lua_tonumber(L, v);
-    if (code == KL_EMU_T_F32) {
-      u.f32 = (float)x;
-    } else if (code == KL_EMU_T_F64) {
-      u.f64 = x;
-    } else {
-      /* f16/bf16 scalars: round through float in the same way the prelude does. */
-      float f = (float)x;
-      u.u16 = code == KL_EMU_T_BF16 ? float_to_bf16(f) : float_to_half(f);
-    }
-  }
-  memcpy(slot, &u, 8);
-}
-
 static void pack_pointer(lua_State *L, int v, int argi, void *slot) {
   void *p = NULL;
   if (lua_isnoneornil(L, v) || (lua_isboolean(L, v) && !lua_toboolean(L, v))) {
@@ -436,7 +363,8 @@ static int library_launch(lua_State *L) {
       return luaL_error(L, "kl.emu: argument %d is a struct of %d bytes: pass its bytes as a string",
                         i + 1, (int)params[i].size);
     } else {
-      pack_scalar(L, v, i + 1, code, slot);
+      kl_pack_scalar(L, v, code < sizeof type_names / sizeof type_names[0] ? type_names[code] : "?", i + 1, "kl.emu",
+                     slot);
     }
     lua_pop(L, 1);
     slot += (params[i].size + 15u) & ~15u;

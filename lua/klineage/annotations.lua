@@ -9,20 +9,23 @@
 -- grid and block take 1 to 3 expressions (x, y, z); smem, the dynamic shared
 -- memory in bytes, is optional. Every `requires` line must hold.
 --
---   annotations.parse(source [, file])  -> ann | nil, "file:line: message"
+--   annotations.parse(source [, file])  -> ann | nil, failure ("file:line: message")
 --   annotations.constants(source)       -> { NAME = integer }
---   annotations.environment(params, constants) -> envs | nil, message
---   annotations.geometry(ann, envs [, kernel]) -> geom | nil, message
+--   annotations.environment(params, constants) -> envs | nil, failure
+--   annotations.geometry(ann, envs [, kernel]) -> geom | nil, failure
 --       geom = { grid = {x, y, z}, block = {x, y, z}, threads, smem, optin }
---   annotations.check(ann, envs) -> true | false, "requires ... (file:line)" | nil, message
+--   annotations.check(ann, envs) -> true | false, "requires ... (file:line)" | nil, failure
 --   annotations.resolve(source, params [, { file, bind, kernel }])
---       -> { geometry = geom | nil, allowed = bool, why } | nil, message
+--       -> { geometry = geom | nil, allowed = bool, why } | nil, failure
 --       all of the above for one launch at one size: allowed = false (with
 --       why) when a requires line rules the size out, an expected outcome;
---       nil, message when the annotations themselves are broken.
+--       nil, failure when the annotations themselves are broken.
+-- Every failure is verdict bad_input: the kernel's author wrote it.
 --
 -- The `@kl` lines and the integer constants come from kl.source.
 local expr = require "klineage.expr"
+
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -102,7 +105,7 @@ local function compile_list(body, what, where)
   end
   for k, part in ipairs(parts) do
     local c, err = expr.compile(part)
-    if not c then return nil, string.format("%s: %s argument %d: %s", where, what, k, err) end
+    if not c then return nil, string.format("%s: %s argument %d: %s", where, what, k, err.message) end
     list[k] = c
   end
   return list
@@ -122,7 +125,7 @@ local function parse_launch(text, where)
       launch[cl.name] = l
     elseif cl.name == "smem" then
       local c, cerr = expr.compile(cl.body)
-      if not c then return nil, string.format("%s: smem: %s", where, cerr) end
+      if not c then return nil, string.format("%s: smem: %s", where, cerr.message) end
       launch.smem = c
     else
       return nil, string.format("%s: unknown launch clause '%s' (grid, block, smem)", where, cl.name)
@@ -138,7 +141,7 @@ end
 --   launches = { [kernel] = launch } for `launch(kernel)` lines,
 --   requires = { { expr = compiled, text, where } },
 --   unknown = { { text, where } } -- other @kl lines, left to other tools }
-function M.parse(source, file)
+local function parse_(source, file)
   file = file or "kernel.cu"
   local ann = { launches = {}, requires = {}, unknown = {}, file = file }
   for _, a in ipairs(M.scan(source)) do
@@ -157,7 +160,7 @@ function M.parse(source, file)
     elseif word == "requires" then
       local text = a.text:match("^requires%s*(.*)$")
       local c, err = expr.compile(text)
-      if not c then return nil, string.format("%s: requires: %s", where, err) end
+      if not c then return nil, string.format("%s: requires: %s", where, err.message) end
       ann.requires[#ann.requires + 1] = { expr = c, text = text, where = where }
     else
       ann.unknown[#ann.unknown + 1] = { text = a.text, where = where }
@@ -181,7 +184,7 @@ end
 -- `bind`), then the kernel's constants. A name that is both a parameter and
 -- a constant with another value is an error: which one the author meant is
 -- unknowable.
-function M.environment(params, constants, bind)
+local function environment_(params, constants, bind)
   for name, v in pairs(constants or {}) do
     local p = (bind and bind[name]) or params[name]
     if p ~= nil and p ~= v then
@@ -194,7 +197,7 @@ end
 
 local function eval_positive(c, envs, what, where)
   local v, err = c:eval(table.unpack(envs))
-  if v == nil then return nil, string.format("%s: %s: %s", where, what, err) end
+  if v == nil then return nil, string.format("%s: %s: %s", where, what, err.message) end
   if math.type(v) ~= "integer" then
     return nil, string.format("%s: %s = %s is not an integer", where, what, tostring(v))
   end
@@ -206,7 +209,7 @@ local GRID_MAX = { 2147483647, 65535, 65535 }
 local BLOCK_MAX = { 1024, 1024, 64 }
 local AXES = { "x", "y", "z" }
 
-function M.geometry(ann, envs, kernel)
+local function geometry_(ann, envs, kernel)
   local launch
   if kernel then
     launch = ann.launches[kernel]
@@ -248,28 +251,35 @@ function M.needs_optin(dynamic_smem, static_smem)
   return dynamic_smem + (static_smem or 0) > M.SMEM_DEFAULT_LIMIT
 end
 
-function M.check(ann, envs)
+local function check_(ann, envs)
   for _, r in ipairs(ann.requires) do
     local v, err = r.expr:eval(table.unpack(envs))
-    if v == nil then return nil, string.format("%s: requires: %s", r.where, err) end
+    if v == nil then return nil, string.format("%s: requires: %s", r.where, err.message) end
     if type(v) == "number" then v = v ~= 0 end
     if not v then return false, string.format("requires %s (%s)", r.text, r.where) end
   end
   return true
 end
 
-function M.resolve(source, params, opts)
+local function resolve_(source, params, opts)
   opts = opts or {}
-  local ann, err = M.parse(source, opts.file)
+  local ann, err = parse_(source, opts.file)
   if not ann then return nil, err end
-  local envs, eerr = M.environment(params, M.constants(source), opts.bind)
+  local envs, eerr = environment_(params, M.constants(source), opts.bind)
   if not envs then return nil, (opts.file or "kernel.cu") .. ": " .. eerr end
-  local allowed, why = M.check(ann, envs)
+  local allowed, why = check_(ann, envs)
   if allowed == nil then return nil, why end
   if not allowed then return { allowed = false, why = why } end
-  local geom, gerr = M.geometry(ann, envs, opts.kernel)
+  local geom, gerr = geometry_(ann, envs, opts.kernel)
   if not geom then return nil, gerr end
   return { geometry = geom, allowed = true }
+end
+
+-- The exported functions: the helpers above compose plain messages; at
+-- the boundary a message becomes a bad_input failure.
+for name, fn in pairs({ parse = parse_, environment = environment_, geometry = geometry_, check = check_,
+                        resolve = resolve_ }) do
+  M[name] = function(...) return verdicts.lift("bad_input", fn(...)) end
 end
 
 return M

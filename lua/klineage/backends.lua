@@ -1,8 +1,15 @@
 -- Choosing the backend that runs candidates: cuda where a GPU answers, emu
 -- where none does (ARCHITECTURE.md, "Backends"), or the one asked for.
+--
+--   backends.NAMES                  the backends a worker can run
+--   backends.default() -> name, why
+--   backends.pool([name [, { timeout, start_timeout }]]) -> pool, name, why | nil, failure
+local verdicts = require "klineage.verdicts"
+
 local M = {}
 
--- The default backend name and why.
+M.NAMES = { "cuda", "emu", "fake" }
+
 function M.default()
   local cuda = require "kl.cuda"
   local ok, why = cuda.load()
@@ -10,15 +17,19 @@ function M.default()
   return "emu", "no GPU: " .. tostring(why or "no device")
 end
 
--- A worker pool for the named backend (default: M.default()).
 function M.pool(name, opts)
   opts = opts or {}
   local why
   if not name then name, why = M.default() end
-  local pool, err = require("klineage.worker.pool").new {
+  local known = false
+  for _, n in ipairs(M.NAMES) do known = known or n == name end
+  if not known then
+    return nil, verdicts.failure("bad_input", string.format("unknown backend '%s' (%s)", tostring(name), table.concat(M.NAMES, ", ")))
+  end
+  local pool, f = require("klineage.worker.pool").new {
     backend = name, timeout = opts.timeout or 120, start_timeout = opts.start_timeout or 120,
   }
-  if not pool then return nil, err end
+  if not pool then return nil, f end
   return pool, name, why
 end
 

@@ -18,9 +18,12 @@
 --
 --   cache.dir()                         -> the cubin folder
 --   cache.key(source, opts)             -> 64 hex digits
---   cache.lookup(key [, dir])           -> result | nil, why ("absent", "torn: ...")
---   cache.store(key, result [, dir])    -> true | nil, err
---   cache.compile(source, opts)         -> result | nil, message, details
+--   cache.lookup(key [, dir])           -> result | false, why ("absent", "torn: ...")
+--       a miss is not a failure: its reason is for tests and logs
+--   cache.store(key, result [, dir])    -> true | nil, failure (io_error)
+--   cache.compile(source, opts)         -> result | nil, failure
+--       a compile error is failure.verdict "compile_error", with the
+--       message at file:line:col and failure.details (NVRTC's diagnostics)
 --       opts: kl.nvrtc.compile's options plus cache_dir (default cache.dir()),
 --       compile (default kl.nvrtc.compile, for tests). result.cached says
 --       whether it came from the cache; result.key is the key.
@@ -32,6 +35,7 @@
 --       meanwhile; a hit is answered at once without a child. opts must be
 --       plain data (no compile function).
 local cjson = require "cjson"
+local verdicts = require "klineage.verdicts"
 local hash = require "kl.hash"
 local proc = require "kl.proc"
 
@@ -94,18 +98,18 @@ function M.lookup(key, dir)
   dir = dir or M.dir()
   local cubin_path, ptx_path, json_path = paths(dir, key)
   local meta_text = read_all(json_path)
-  if not meta_text then return nil, "absent" end
+  if not meta_text then return false, "absent" end
   local ok, meta = pcall(cjson.decode, meta_text)
-  if not ok or type(meta) ~= "table" then return nil, "torn: unreadable JSON" end
+  if not ok or type(meta) ~= "table" then return false, "torn: unreadable JSON" end
   local result = { arch = meta.arch, log = meta.log, functions = integers(meta.functions or {}), lowered = meta.lowered or {} }
   for _, part in ipairs({ { "ptx", ptx_path }, { "cubin", cubin_path } }) do
     local name, path = part[1], part[2]
     local want = meta[name .. "_sha256"]
     if want then
       local data = read_all(path)
-      if not data then return nil, "torn: " .. name .. " missing" end
+      if not data then return false, "torn: " .. name .. " missing" end
       if #data ~= meta[name .. "_bytes"] or hash.sha256(data) ~= want then
-        return nil, "torn: " .. name .. " does not match its hash"
+        return false, "torn: " .. name .. " does not match its hash"
       end
       result[name] = data
     end
@@ -119,7 +123,7 @@ function M.store(key, result, dir)
   dir = dir or M.dir()
   local cubin_path, ptx_path, json_path = paths(dir, key)
   local ok, err = proc.mkdir_p(cubin_path:match("^(.*)/"))
-  if not ok then return nil, err end
+  if not ok then return nil, verdicts.failure("io_error", err) end
   local meta = {
     schema = M.SCHEMA, arch = result.arch, log = result.log or "",
     functions = result.functions or {}, lowered = result.lowered or {},
@@ -129,7 +133,7 @@ function M.store(key, result, dir)
     local data = result[name]
     if data then
       local wok, werr = write_atomic(path, data)
-      if not wok then return nil, werr end
+      if not wok then return nil, werr end -- a failure already
       meta[name .. "_sha256"] = hash.sha256(data)
       meta[name .. "_bytes"] = #data
     end
@@ -150,7 +154,7 @@ function M.compile(source, opts)
   local hit = M.lookup(key, dir)
   if hit then return hit end
   local result, msg, details = compile(source, nv)
-  if not result then return nil, msg, details end
+  if not result then return nil, verdicts.failure("compile_error", msg, { details = details }) end
   -- A cache that cannot be written (read-only home) must not fail a compile.
   local stored, serr = M.store(key, result, dir)
   result.cached = false
@@ -174,33 +178,35 @@ function M.spawn_compile(source, opts)
   end
   nv.cache_dir = dir
   local p, err = proc.spawn({ argv = { require("kl.host").executable(), "run", child } })
-  if not p then return { failed = { nil, "cannot start a compile: " .. err } } end
+  if not p then return { failed = verdicts.failure("internal", "cannot start a compile: " .. err) } end
   local ok, werr = p:write(cjson.encode({ source = source, opts = nv }) .. "\n", 30)
   p:close_stdin()
   if not ok then
     p:close()
-    return { failed = { nil, "compile child: " .. werr } }
+    return { failed = verdicts.failure("internal", "compile child: " .. werr) }
   end
   return { proc = p, key = key, dir = dir }
 end
 
 function M.finish(job, timeout)
   if job.result then return job.result end
-  if job.failed then return table.unpack(job.failed) end
+  if job.failed then return nil, job.failed end
   local p = job.proc
   local line, err = p:read_line(timeout or 600)
   if line then p:wait(10) end
   local stderr = p:stderr()
   p:close()
   if not line then
-    return nil, string.format("compile child: %s%s", err, stderr ~= "" and (": " .. stderr:match("[^\n]*")) or "")
+    return nil, verdicts.failure("internal", string.format("compile child: %s%s", err,
+      stderr ~= "" and (": " .. stderr:match("[^\n]*")) or ""))
   end
   local ok, reply = pcall(cjson.decode, line)
-  if not ok or type(reply) ~= "table" then return nil, "compile child: unreadable reply" end
-  if not reply.ok then return nil, reply.message, reply.details end
+  if not ok or type(reply) ~= "table" then return nil, verdicts.failure("internal", "compile child: unreadable reply") end
+  if not reply.ok then return nil, verdicts.failure("compile_error", reply.message, { details = reply.details }) end
   local result, why = M.lookup(job.key, job.dir)
   if not result then
-    return nil, "compile child compiled, but the cache could not keep it: " .. tostring(reply.cache_error or why)
+    return nil, verdicts.failure("io_error", "compile child compiled, but the cache could not keep it: "
+      .. tostring(reply.cache_error or why))
   end
   result.cached = reply.cached
   return result

@@ -4,7 +4,7 @@
 -- samples). Measured once per device and driver, then cached as JSON next
 -- to the cubin cache.
 --
---   ceilings.get(pool [, worker [, { refresh = true }]]) -> c | nil, err
+--   ceilings.get(pool [, worker [, { refresh = true }]]) -> c | nil, failure
 --   c = { copy_gbps, read_gbps, fp32_tflops, device, driver, measured_at }
 local cache = require "klineage.cache"
 local files = require "klineage.files"
@@ -13,6 +13,7 @@ local hash = require "kl.hash"
 local host = require "kl.host"
 local nvrtc = require "kl.nvrtc"
 local cjson = require "cjson"
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -27,10 +28,13 @@ end
 local function measure(pool, i, dev)
   local src = assert(files.read_text(host.home .. "/gpu/device/ceilings.cu"))
   local r, err = nvrtc.compile(src, { arch = dev.arch, name = "ceilings.cu" })
-  if not r then return nil, err end
+  if not r then verdicts.raise("internal", "ceilings.cu: " .. err) end
   local function call(req)
-    local reply, verdict, info = pool:request(i, req, 300)
-    if not reply then return error(string.format("ceilings: %s: %s", verdict, info and info.message or ""), 0) end
+    local reply, f = pool:request(i, req, 300)
+    if not reply then
+      f.message = "ceilings: " .. f.message
+      error(f, 0)
+    end
     return reply
   end
   call { op = "load", module = "kl_ceilings", cubin_b64 = protocol.base64(r.cubin),
@@ -59,18 +63,17 @@ end
 
 function M.get(pool, i, opts)
   i = i or 1
-  local dev = pool:device(i)
-  if not dev then return nil, "no device" end
-  if pool.backend ~= "cuda" then return nil, "ceilings are measured on the cuda backend only" end
+  local dev, df = pool:device(i)
+  if not dev then return nil, df end
+  if pool.backend ~= "cuda" then return nil, verdicts.failure("unsupported", "ceilings are measured on the cuda backend only") end
   local path = path_for(dev)
   if not (opts and opts.refresh) then
     local text = files.read_text(path)
     local ok, c = pcall(cjson.decode, text or "")
     if text and ok and type(c) == "table" and c.copy_gbps then c.cached = true return c end
   end
-  local ok, c, err = pcall(measure, pool, i, dev)
-  if not ok then return nil, c end
-  if not c then return nil, err end
+  local c, f = verdicts.catch(measure, pool, i, dev)
+  if not c then return nil, f end
   require("kl.proc").mkdir_p(path:match("^(.*)/[^/]*$"))
   files.write_atomic(path, cjson.encode(c))
   return c

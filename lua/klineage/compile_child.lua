@@ -13,10 +13,11 @@ if not ok or type(req) ~= "table" or type(req.source) ~= "string" then
   return 2
 end
 local opts = type(req.opts) == "table" and req.opts or {}
-local result, msg, details = cache.compile(req.source, opts)
+local result, f = cache.compile(req.source, opts)
 if result then
-  io.write(cjson.encode({ ok = true, key = result.key, cached = result.cached, cache_error = result.cache_error }), "\n")
+  io.write(cjson.encode({ ok = true, key = result.key, cached = result.cached,
+                          cache_error = result.cache_error and tostring(result.cache_error) }), "\n")
 else
-  io.write(cjson.encode({ ok = false, message = msg, details = details }), "\n")
+  io.write(cjson.encode({ ok = false, message = f.message, details = f.details }), "\n")
 end
 return 0

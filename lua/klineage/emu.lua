@@ -2,19 +2,21 @@
 -- against gpu/emu/prelude.h, compile it with the host C++ compiler into a
 -- cached shared object, and run its kernels on the CPU through kl.emu.
 --
---   emu.lower(source [, name [, instances]]) -> lowered | nil, verdict
+--   emu.lower(source [, name [, instances]]) -> lowered | nil, failure
 --       lowered = { text, kernels = { {name, line, template}... } }
---   emu.compile(source, opts) -> Module | nil, verdict
+--   emu.compile(source, opts) -> Module | nil, failure
 --       opts = { name = "kernel.cu", cxx = command, cache_dir = dir,
 --                include_dirs = { dir... },
 --                names = { "tiled<128, 8>", ... } }  template kernels to instantiate
---   module:launch(kernel, cfg) -> true, info | nil, verdict     (see kl.emu)
+--   module:launch(kernel, cfg) -> true, info | nil, failure     (see kl.emu)
 --       kernel is a non-template __global__ name or one of opts.names
 --   module:signature(kernel) -> { "ptr", "i32", ... }
 --   emu.alloc(bytes, name [, elem_size]) -> Buffer             (see kl.emu)
 --
--- A verdict is a table { verdict = "unsupported" | "compile error" |
--- "fault" | "divergent barrier" | "launch error" | "timeout", message, ... }.
+-- A failure is klineage.verdicts': verdict "unsupported" (with construct and
+-- line), "compile_error" (the host compiler's log and command), "fault"
+-- (with kind = "divergent barrier" where that is what it was),
+-- "launch_error" or "timeout", and kl.emu's detail fields.
 -- The compiler command is $KLINEAGE_EMU_CXX, else the default below; the
 -- engine adds M.REQUIRED_FLAGS, -I for the prelude, -o and the file.
 -- -fno-strict-aliasing: kernels type-pun through reinterpret_cast, which
@@ -40,6 +42,8 @@
 --     site once no lane can run: the lanes converged there, as on a GPU.
 local kemu = require "kl.emu"
 local files = require "klineage.files"
+
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -283,10 +287,8 @@ function M.lower(source, name, instances)
   local toks = tokenize(source)
   local bad = M.find_unsupported(toks)
   if bad then
-    return nil, {
-      verdict = "unsupported", construct = bad.construct, line = bad.line,
-      message = string.format("%s:%d: unsupported on emu: %s", name, bad.line, bad.construct),
-    }
+    return nil, verdicts.failure("unsupported", string.format("%s:%d: unsupported on emu: %s", name, bad.line, bad.construct),
+      { construct = bad.construct, line = bad.line })
   end
   local sig = significant(toks)
   local out = {}
@@ -449,8 +451,18 @@ end
 local Module = {}
 Module.__index = Module
 
+-- kl.emu's verdict words, as registered verdicts.
+local EMU_VERDICT = { ["launch error"] = "launch_error", ["divergent barrier"] = "fault", timeout = "timeout",
+                      fault = "fault", unsupported = "unsupported" }
+
 function Module:launch(kernel, cfg)
-  return self.lib:launch(self.symbols[kernel] or kernel, cfg)
+  local ok, info = self.lib:launch(self.symbols[kernel] or kernel, cfg)
+  if ok then return ok, info end
+  if type(info) ~= "table" then return nil, verdicts.failure("bad_input", tostring(info)) end
+  local fields = {}
+  for k, v in pairs(info) do fields[k] = v end
+  fields.kind = info.verdict
+  return nil, verdicts.failure(EMU_VERDICT[info.verdict] or "internal", info.message, fields)
 end
 
 function Module:signature(kernel) return self.lib:signature(self.symbols[kernel] or kernel) end
@@ -488,7 +500,7 @@ function M.compile(source, opts)
     local ok = h:close()
     if not ok then
       os.remove(tmp)
-      return nil, { verdict = "compile error", message = first_error(log), log = log, command = cmd }
+      return nil, verdicts.failure("compile_error", first_error(log), { log = log, command = cmd })
     end
     local rok, rerr = os.rename(tmp, so)
     if not rok then
@@ -498,7 +510,7 @@ function M.compile(source, opts)
     compiled = true
   end
   local lib, lerr = kemu.load(so)
-  if not lib then return nil, { verdict = "load error", message = lerr } end
+  if not lib then return nil, verdicts.failure("internal", "cannot load the compiled kernel: " .. lerr) end
   return setmetatable({ lib = lib, kernels = lowered.kernels, symbols = lowered.symbols, key = key, path = so,
                         compiled = compiled, lowered = lowered.text }, Module)
 end
@@ -507,7 +519,7 @@ end
 -- is searched for local #includes.
 function M.compile_file(path, opts)
   local src, err = files.read_text(path)
-  if not src then return nil, { verdict = "error", message = err } end
+  if not src then return nil, err end
   opts = opts or {}
   local o = { name = path, include_dirs = { dirname(path) } }
   for k, v in pairs(opts) do o[k] = v end

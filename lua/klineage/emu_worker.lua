@@ -18,6 +18,8 @@
 --   time, metrics  answer "unsupported": no timing on emu
 local emu = require "klineage.emu"
 local protocol = require "klineage.worker.protocol"
+local resident = require "klineage.worker.resident"
+local verdicts = require "klineage.verdicts"
 local randgen = require "kl.randgen"
 local hash = require "kl.hash"
 local host = require "kl.host"
@@ -28,10 +30,16 @@ local M = {}
 local Worker = {}
 Worker.__index = Worker
 
-local function bad(message) error({ verdict = "bad_request", message = message }, 0) end
+local function bad(message) verdicts.raise("bad_request", message) end
+
+-- Modules kept loaded at once: each is a mapped shared object
+-- (worker/resident.lua says why there is a bound).
+M.RESIDENT_MODULES = 16
 
 function M.new(opts)
-  return setmetatable({ opts = opts or {}, modules = {}, buffers = {} }, Worker)
+  opts = opts or {}
+  return setmetatable({ opts = opts, modules = resident.new(opts.resident or M.RESIDENT_MODULES, function(m) m:close() end),
+                        buffers = {} }, Worker)
 end
 
 function Worker:buffer(name)
@@ -52,19 +60,23 @@ end
 
 function Worker:load(req)
   if type(req.source) ~= "string" then bad("load: the emu backend needs `source`, the CUDA C text") end
-  local mod, v = emu.compile(req.source, { name = req.name or (tostring(req.module) .. ".cu") })
+  local mod = self.modules:get(req.module) -- the engine names a module by its source's hash
   if not mod then
-    -- A construct the emulator lacks, or one the host compiler rejects
-    -- after NVRTC accepted it: either way, this kernel cannot run here.
-    return nil, "unsupported", "emu: " .. v.message
+    local v
+    mod, v = emu.compile(req.source, { name = req.name or (tostring(req.module) .. ".cu") })
+    if not mod then
+      -- A construct the emulator lacks, or one the host compiler rejects
+      -- after NVRTC accepted it: either way, this kernel cannot run here.
+      return nil, verdicts.failure("unsupported", "emu: " .. v.message)
+    end
   end
   local functions = {}
   for _, name in ipairs(req.kernels or {}) do
     local sig, err = mod:signature(name)
-    if not sig then return nil, "bad_request", "load: " .. err end
+    if not sig then return nil, verdicts.failure("bad_request", "load: " .. err) end
     functions[name] = { registers = 0, smem = 0, max_threads = 1024, local_bytes = 0, params = sig }
   end
-  self.modules[req.module] = mod
+  self.modules:put(req.module, mod)
   return { functions = functions }
 end
 
@@ -114,7 +126,7 @@ function Worker:upload(req)
     return { cached = true }
   end
   local data, err = protocol.payload(req, "data")
-  if not data then bad("upload: " .. err) end
+  if not data then bad("upload: " .. err.message) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   b.mem:upload(data)
   if key then
@@ -137,7 +149,7 @@ function Worker:zero(req)
 end
 
 function Worker:launch(req)
-  local mod = self.modules[req.module]
+  local mod = self.modules:get(req.module)
   if not mod then bad("no module '" .. tostring(req.module) .. "'") end
   local args = {}
   for i, a in ipairs(req.args or {}) do
@@ -151,11 +163,9 @@ function Worker:launch(req)
     timeout = req.timeout,
   })
   local ms = (host.clock() - t0) * 1e3
-  if info and info.output and #info.output > 0 then io.stderr:write(info.output) end
+  if info and info.output and #info.output > 0 then io.stderr:write(info.output) end -- a failure keeps it too
   if ok then return { ms = ms, source = "host" } end
-  if info.verdict == "launch error" then return nil, "launch_error", info.message end
-  if info.verdict == "timeout" then return nil, "timeout", info.message end
-  return nil, "fault", info.message
+  return nil, info
 end
 
 function Worker:read(req)
@@ -189,11 +199,11 @@ function Worker:compare(req)
 end
 
 function Worker:time()
-  return nil, "unsupported", "no timing on emu"
+  return nil, verdicts.failure("unsupported", "no timing on emu")
 end
 
 function Worker:metrics()
-  return nil, "unsupported", "no metrics on emu"
+  return nil, verdicts.failure("unsupported", "no metrics on emu")
 end
 
 function Worker:bye()

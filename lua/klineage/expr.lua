@@ -23,6 +23,8 @@
 local lpeg = require "lpeg"
 local P, R, S, C, Cp, Ct, V = lpeg.P, lpeg.R, lpeg.S, lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.V
 
+local verdicts = require "klineage.verdicts"
+
 local M = {}
 
 local function caret(text, pos, fmt, ...)
@@ -259,7 +261,7 @@ local Compiled = {}
 Compiled.__index = Compiled
 Compiled.__tostring = function(c) return "expr(" .. c.text .. ")" end
 
--- c:eval(env1, env2, ...) -> value | nil, message
+-- c:eval(env1, env2, ...) -> value | nil, failure (bad_input)
 function Compiled:eval(...)
   local envs = table.pack(...)
   for i = 1, envs.n do
@@ -267,34 +269,35 @@ function Compiled:eval(...)
   end
   local ok, v = pcall(self.fn, envs)
   if ok then return v end
-  if getmetatable(v) == EvalError then return nil, caret(self.text, v.pos, "%s", v.msg) end
+  if getmetatable(v) == EvalError then return nil, verdicts.failure("bad_input", caret(self.text, v.pos, "%s", v.msg)) end
   error(v, 0)
 end
 
--- expr.compile(text [, { c_division = true }]) -> compiled | nil, message
+-- expr.compile(text [, { c_division = true }]) -> compiled | nil, failure (bad_input)
 -- c_division: `/` between integers truncates as in C (for C constants only).
 function M.compile(text, opts)
   opts = opts or {}
   if type(text) == "number" then text = tostring(text) end
-  if type(text) ~= "string" then return nil, "expression must be a string, got " .. type(text) end
-  if text:match("^%s*$") then return nil, "empty expression" end
+  local function bad_input(msg) return nil, verdicts.failure("bad_input", msg) end
+  if type(text) ~= "string" then return bad_input("expression must be a string, got " .. type(text)) end
+  if text:match("^%s*$") then return bad_input("empty expression") end
   local tree = grammar:match(text)
   if not tree then
     local pos = furthest_error(text)
-    if pos > #text then return nil, caret(text, #text + 1, "incomplete expression") end
-    return nil, caret(text, pos, "syntax error near '%s'", text:sub(pos, pos + 9))
+    if pos > #text then return bad_input(caret(text, #text + 1, "incomplete expression")) end
+    return bad_input(caret(text, pos, "syntax error near '%s'", text:sub(pos, pos + 9)))
   end
   local names = {}
   local fn, bad = build(tree, names, {}, opts)
   if not fn then
-    return nil, caret(text, bad.pos, "unknown function '%s' (known: %s)", bad.name, table.concat(M.functions, ", "))
+    return bad_input(caret(text, bad.pos, "unknown function '%s' (known: %s)", bad.name, table.concat(M.functions, ", ")))
   end
   return setmetatable({ text = text, fn = fn, names = names }, Compiled)
 end
 
 local cache = setmetatable({}, { __mode = "v" })
 
--- expr.eval(text, env...) -> value | nil, message
+-- expr.eval(text, env...) -> value | nil, failure
 function M.eval(text, ...)
   local c = cache[text]
   if not c then

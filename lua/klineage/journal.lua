@@ -3,10 +3,11 @@
 -- it returns, so a record that append() returned for survives a crash.
 -- Walks and optimizations resume from it; reports are regenerated from it.
 --
---   journal.open(path)          -> J | nil, err    (creates folders and file)
---   J:append(record)            -> true | nil, err (adds seq and time if absent)
+--   journal.open(path)          -> J | nil, failure    (creates folders and file)
+--   J:append(record)            -> true | nil, failure (adds seq and time if absent)
 --   J:close()
---   journal.read(path)          -> records, warnings | nil, err
+--   journal.read(path)          -> records, warnings | nil, failure
+--   (every failure is io_error)
 --       a line that does not parse (the torn last line of a crashed run, even
 --       when later runs appended after it) is skipped with a warning naming
 --       its line; the file is never changed.
@@ -16,6 +17,7 @@
 -- NaN and infinities (an error of a failed comparison) are written as null.
 local cjson = require "cjson"
 local proc = require "kl.proc"
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -50,7 +52,7 @@ local function scan_tail(path)
   return lines, last ~= nil and last ~= "\n"
 end
 
-function M.open(path)
+local function open(path)
   local dir = path:match("^(.*)/[^/]*$")
   if dir then
     local ok, err = proc.mkdir_p(dir)
@@ -78,7 +80,7 @@ function M.open(path)
   return setmetatable({ handle = h, path = path, seq = lines }, Journal)
 end
 
-function Journal:append(record)
+local function append(self, record)
   if type(record) ~= "table" then error("journal append: record must be a table", 2) end
   if not self.handle then error("journal append: journal is closed", 2) end
   self.seq = self.seq + 1
@@ -101,7 +103,7 @@ end
 Journal.__close = Journal.close
 Journal.__gc = Journal.close
 
-function M.read(path)
+local function read(path)
   local h, err = io.open(path, "rb")
   if not h then return nil, err end
   local records, warnings, n = {}, {}, 0
@@ -119,5 +121,10 @@ function M.read(path)
   h:close()
   return records, warnings
 end
+
+-- The boundary: every failure above is a message; here it becomes io_error.
+function M.open(path) return verdicts.lift("io_error", open(path)) end
+function Journal:append(record) return verdicts.lift("io_error", append(self, record)) end
+function M.read(path) return verdicts.lift("io_error", read(path)) end
 
 return M

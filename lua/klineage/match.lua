@@ -14,13 +14,15 @@
 --                                      { before = "t += x[k] * y[k];", after = "t = fmaf(x[k], y[k], t);" } })
 --   e.pattern:rewrite(unit, e.after_text)                                    -- replays the edit
 --
--- A unit is a kl.source unit or CUDA text. match.compile returns nil, the
--- message (row:col, the line and a caret) and an error table for a bad
--- pattern; every other failure that is expected (an overlap of edits, a
--- template naming an unbound metavariable) is nil, message too.
+-- A unit is a kl.source unit or CUDA text. Every expected failure is nil,
+-- failure (klineage.verdicts), verdict bad_input: for a bad pattern its
+-- message has row:col, the line and a caret, and failure.error the parser's
+-- error table; an overlap of edits or a template naming an unbound
+-- metavariable says so in its message.
 local pattern = require "klineage.pattern"
 local kmatch = require "kl.match"
 local source = require "kl.source"
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -33,10 +35,10 @@ local function as_unit(u, name)
 end
 M.as_unit = as_unit
 
--- Compiles pattern text. Returns the pattern, or nil, message, err.
+-- Compiles pattern text. Returns the pattern, or nil, failure.
 function M.compile(text)
-  local tbl, msg, err = pattern.parse(text)
-  if not tbl then return nil, msg, err end
+  local tbl, f = pattern.parse(text)
+  if not tbl then return nil, f end
   local self = setmetatable({ text = text, table = tbl, warnings = tbl.warnings }, Pattern)
   self.compiled = kmatch.pattern(tbl)
   self.compiled:compile()
@@ -78,7 +80,7 @@ end
 
 -- Rewrites every match (that passes opts.where) with the template.
 -- Returns the new text and the edit script, or nil, message.
-function Pattern:rewrite(unit, template, opts)
+local function rewrite(self, unit, template, opts)
   opts = opts or {}
   unit = as_unit(unit)
   local tpl, msg = pattern.template(template)
@@ -96,13 +98,13 @@ end
 -- opts}, ... } (opts as for Pattern:rewrite). All edits are collected, then
 -- applied bottom-up; two edits that overlap, from one rule or two, make
 -- the result nil, message. Returns the new text and the edit script.
-function M.rewrite_all(unit, rules)
+local function rewrite_all(unit, rules)
   unit = as_unit(unit)
   local crules = {}
   for i, rule in ipairs(rules) do
     local pat, text, opts = rule[1], rule[2], rule[3] or {}
     local tpl, msg = pattern.template(text)
-    if not tpl then return nil, string.format("rule %d: %s", i, msg) end
+    if not tpl then return nil, string.format("rule %d: %s", i, msg.message) end
     local copts = { prefilter = opts.prefilter, max_steps = opts.max_steps, max_matches = opts.max_matches }
     if opts.where or opts.within then
       local sel = {}
@@ -174,7 +176,7 @@ end
 -- kl.source nodes, or lists of statement nodes). Returns { text, holes,
 -- pattern } where pattern is the compiled result (nil if it does not
 -- compile, with pattern_error saying why).
-function M.generalize(instances)
+local function generalize(instances)
   local list, any_list = {}, false
   for i, x in ipairs(instances) do
     local inst, err = as_instance(x)
@@ -200,7 +202,7 @@ end
 -- pattern:rewrite(unit, g.after_text) replays the edit on new code. Holes
 -- only the after side has (after_only) are values the template cannot
 -- take from a match; g.template_error says so when there are any.
-function M.generalize_edits(edits)
+local function generalize_edits(edits)
   local sides = { {}, {} }
   for i, e in ipairs(edits) do
     for s, key in ipairs({ "before", "after" }) do
@@ -233,4 +235,11 @@ end
 
 M.parse_pattern = pattern.parse
 M.template = pattern.template
+-- The boundary: plain messages from above and from kl.match become
+-- bad_input failures.
+function Pattern:rewrite(...) return verdicts.lift("bad_input", rewrite(self, ...)) end
+function M.rewrite_all(...) return verdicts.lift("bad_input", rewrite_all(...)) end
+function M.generalize(...) return verdicts.lift("bad_input", generalize(...)) end
+function M.generalize_edits(...) return verdicts.lift("bad_input", generalize_edits(...)) end
+
 return M

@@ -35,6 +35,8 @@ local lpeg = require "lpeg"
 local P, R, S, V = lpeg.P, lpeg.R, lpeg.S, lpeg.V
 local C, Cp, Ct, Cc, Cg, Cmt, Carg = lpeg.C, lpeg.Cp, lpeg.Ct, lpeg.Cc, lpeg.Cg, lpeg.Cmt, lpeg.Carg
 
+local verdicts = require "klineage.verdicts"
+
 local M = {}
 
 M.keywords = {}
@@ -504,8 +506,9 @@ function M.shape_checks(pat, root)
   return out
 end
 
--- Parses pattern text. Returns the pattern table, or nil, message, err.
-function M.parse(text)
+-- Parses pattern text. Returns the pattern table, or nil, failure
+-- (bad_input: row:col, the line and a caret; failure.error = { row, col }).
+local function parse(text)
   if type(text) ~= "string" then error("pattern.parse: expected a string, got " .. type(text), 2) end
   local st = { furthest = 1 }
   local ok, res = pcall(lpeg.match, grammar, text, 1, st)
@@ -586,8 +589,8 @@ end
 -- A rewrite template: any text, in which $NAME, $NAME:sort, $...NAME and
 -- `...` (the k-th `...` of the pattern, in order) are replaced by what the
 -- match bound. Strings and comments are left alone.
---   template(text) -> { text, uses = { {name, s, e} } } | nil, message, err
-function M.template(text)
+--   template(text) -> { text, uses = { {name, s, e} } } | nil, failure
+local function template(text)
   if type(text) ~= "string" then error("pattern.template: expected a string, got " .. type(text), 2) end
   local raw = lpeg.match(token_stream, text)
   local uses, nell = {}, 0
@@ -611,4 +614,14 @@ function M.template(text)
 end
 
 M.row_col = row_col
+
+-- The boundary: a message and its position become one bad_input failure.
+local function lifted(fn)
+  return function(text)
+    local r, msg, err = fn(text)
+    if r == nil then return nil, verdicts.failure("bad_input", msg, { error = err }) end
+    return r
+  end
+end
+M.parse, M.template = lifted(parse), lifted(template)
 return M

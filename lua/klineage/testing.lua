@@ -32,6 +32,9 @@ end
 local function fail(fmt, ...)
   error(setmetatable({ message = spec_location() .. ": " .. string.format(fmt, ...) }, Failure), 0)
 end
+
+-- Raised by it.skip inside a running case: the case is skipped, not passed.
+local Skip = {}
 M.fail = fail
 
 local function show(v)
@@ -57,6 +60,12 @@ end
 local Expect = {}
 Expect.__index = Expect
 
+-- A failure (klineage.verdicts) is matched by its text, "verdict: message".
+local function text_of(v)
+  if type(v) == "table" and require("klineage.verdicts").is_failure(v) then return tostring(v) end
+  return v
+end
+
 function Expect:equals(want)
   if not deep_equal(self.value, want) then fail("expected %s, got %s", show(want), show(self.value)) end
   return self
@@ -70,19 +79,22 @@ function Expect:is_a(t)
   return self
 end
 function Expect:contains(s)
-  if type(self.value) ~= "string" or not self.value:find(s, 1, true) then
+  local v = text_of(self.value)
+  if type(v) ~= "string" or not v:find(s, 1, true) then
     fail("expected %s to contain %s", show(self.value), show(s))
   end
   return self
 end
 function Expect:never_contains(s)
-  if type(self.value) == "string" and self.value:find(s, 1, true) then
+  local v = text_of(self.value)
+  if type(v) == "string" and v:find(s, 1, true) then
     fail("expected %s not to contain %s", show(self.value), show(s))
   end
   return self
 end
 function Expect:matches(pattern)
-  if type(self.value) ~= "string" or not self.value:match(pattern) then
+  local v = text_of(self.value)
+  if type(v) ~= "string" or not v:match(pattern) then
     fail("expected %s to match pattern %s", show(self.value), show(pattern))
   end
   return self
@@ -111,7 +123,12 @@ function Expect:raises(substring)
   return self
 end
 
-function M.expect(value) return setmetatable({ value = value }, Expect) end
+-- Each expect() counts: a case that checks nothing is a failure.
+local expectations = 0
+function M.expect(value)
+  expectations = expectations + 1
+  return setmetatable({ value = value }, Expect)
+end
 
 local function shell_quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
@@ -157,23 +174,39 @@ function M.run(files, opts)
       stack[#stack] = nil
     end
     -- it(name, fn) ; it.skip(name, reason) records a skipped case honestly.
+    -- Inside a running case, it.skip ends that case as skipped.
+    local current
+    local cases_in_file = 0
     env.it = setmetatable({
       skip = function(name, reason)
+        if current then error(setmetatable({ reason = reason }, Skip), 0) end
+        cases_in_file = cases_in_file + 1
         skipped = skipped + 1
         out:write(string.format("SKIP %s > %s: %s\n", table.concat(stack, " > "), name, reason or ""))
       end,
     }, {
       __call = function(_, name, fn)
         local full = table.concat(stack, " > ") .. (#stack > 0 and " > " or "") .. name
+        cases_in_file = cases_in_file + 1
         local t0 = clock()
+        local before = expectations
+        current = full
         local ok, err = xpcall(fn, function(e)
-          if getmetatable(e) == Failure then return e end
+          if getmetatable(e) == Failure or getmetatable(e) == Skip then return e end
           return debug.traceback(tostring(e), 2)
         end)
+        current = nil
+        if ok and expectations == before then
+          ok, err = false, full .. ": the case checked nothing (no expect or fail ran)"
+        end
         if ok then
           passed = passed + 1
           -- with the time, flushed: a long GPU case shows where it is
           if opts.verbose then out:write(string.format("ok   %s (%.2f s)\n", full, clock() - t0)) out:flush() end
+        elseif getmetatable(err) == Skip then
+          skipped = skipped + 1
+          out:write(string.format("SKIP %s: %s\n", full, tostring(err.reason or "")))
+          out:flush()
         else
           failed = failed + 1
           out:write(string.format("FAIL %s (%.2f s)\n     %s\n", full, clock() - t0, tostring(err):gsub("\n", "\n     ")))
@@ -190,6 +223,9 @@ function M.run(files, opts)
       if not ok then
         failed = failed + 1
         out:write("FAIL " .. file .. " (outside any it)\n     " .. tostring(e):gsub("\n", "\n     ") .. "\n")
+      elseif cases_in_file == 0 then
+        failed = failed + 1
+        out:write("FAIL " .. file .. ": the file has no cases (no it or it.skip ran)\n")
       end
     end
   end

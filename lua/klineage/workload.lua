@@ -2,20 +2,20 @@
 -- "Workload spec"), loaded and validated with errors that name the file and
 -- the field.
 --
---   workload.load(name_or_path [, { root = dir }]) -> w | nil, message
+--   workload.load(name_or_path [, { root = dir }]) -> w | nil, failure (bad_input)
 --       name: gpu/workloads/<name>/workload.lua under the klineage home (or
 --       opts.root); a path: a workload.lua file or the folder holding one.
 --   workload.sizes(w) -> { { label = "test 1", params = p, bench = false }, ...,
 --                          { label = "bench", params = p, bench = true }, ... }
 --       every test_params entry merged over params, then the bench size
 --       (params itself, then each bench_params entry merged over it).
---   workload.counts(w, p)  -> { [buffer] = elements } | nil, message
---   workload.flops(w, p), workload.bytes(w, p) -> number | nil, message
+--   workload.counts(w, p)  -> { [buffer] = elements } | nil, failure
+--   workload.flops(w, p), workload.bytes(w, p) -> number | nil, failure
 --   workload.rate(w, p, seconds) -> the spec's rate (GTEPS, Mrays/s) | nil
 --   workload.args(w, p)    -> { { buffer = name } | { param = name, value = v } }
 --   workload.tolerance(w, buffer) -> { rtol, atol } (integer buffers: exact)
 --   workload.is_float(type) -> true for f32, f64, f16, bf16
---   workload.host_inputs(w, p, seed) -> { [buffer] = packed bytes } | nil, message
+--   workload.host_inputs(w, p, seed) -> { [buffer] = packed bytes } | nil, failure
 --       the deterministic generator of engine/core/randgen.h; a buffer's
 --       stream is its index in w.buffer_list (sorted by name, 0-based).
 --
@@ -24,11 +24,13 @@
 -- (names), flops_expr, bytes_expr.
 local expr = require "klineage.expr"
 local randgen = require "kl.randgen"
+local verdicts = require "klineage.verdicts"
+local types = require "klineage.types"
 
 local M = {}
 
-M.TYPES = { "f32", "f64", "f16", "bf16", "i32", "u32", "i64", "u8" }
-local FLOAT = { f32 = true, f64 = true, f16 = true, bf16 = true }
+-- The buffer element types (klineage.types is the vocabulary).
+M.TYPES = types.BUFFER
 local TYPE_SET = {}
 for _, t in ipairs(M.TYPES) do TYPE_SET[t] = true end
 
@@ -55,13 +57,14 @@ local function is_file(path)
   return ok
 end
 
--- The workload.lua a name or path refers to.
+-- The workload.lua a name or path refers to: a .lua file, a folder holding
+-- workload.lua (a path, or a bare name that is such a folder here), else a
+-- name under gpu/workloads (or opts.root).
 function M.find(name_or_path, opts)
   opts = opts or {}
-  if name_or_path:find("/", 1, true) or name_or_path:match("%.lua$") then
-    if name_or_path:match("%.lua$") then return name_or_path end
-    return (name_or_path:gsub("/$", "")) .. "/workload.lua"
-  end
+  if name_or_path:match("%.lua$") then return name_or_path end
+  local local_spec = (name_or_path:gsub("/+$", "")) .. "/workload.lua"
+  if name_or_path:find("/", 1, true) or (not opts.root and is_file(local_spec)) then return local_spec end
   local root = opts.root or (home() .. "/gpu/workloads")
   return string.format("%s/%s/workload.lua", root, name_or_path)
 end
@@ -104,7 +107,7 @@ local function compile_expr(path, field, v, params)
   if math.type(v) == "integer" then v = tostring(v) end
   if type(v) ~= "string" then invalid(path, field, "must be an expression string, got %s", type(v)) end
   local c, err = expr.compile(v)
-  if not c then invalid(path, field, "%s", err) end
+  if not c then invalid(path, field, "%s", err.message) end
   check_names(path, field, c, params)
   return c
 end
@@ -113,7 +116,7 @@ local function check_init(path, field, init, ty)
   if type(init) == "function" then return init end
   if init == "zeros" then return init end
   if init == "uniform" or init == "normal" then
-    if not FLOAT[ty] then
+    if not types.is_float(ty) then
       invalid(path, field, "\"%s\" needs a float type, the buffer is %s (use { \"int\", lo, hi })", init, ty)
     end
     return init
@@ -214,7 +217,7 @@ local function validate(spec, path, dir)
   end
 
   local has_float_output = false
-  for _, name in ipairs(w.outputs) do has_float_output = has_float_output or FLOAT[by_name[name].type] end
+  for _, name in ipairs(w.outputs) do has_float_output = has_float_output or types.is_float(by_name[name].type) end
   local tol = spec.tolerance
   if tol == nil then
     if has_float_output then invalid(path, "tolerance", "missing: { rtol = ..., atol = ... } for float outputs") end
@@ -291,7 +294,7 @@ local function validate(spec, path, dir)
     if ok then ok, err = M.flops(w, size.params) end
     if ok then ok, err = M.bytes(w, size.params) end
     if ok and w.rate then ok, err = M.rate(w, size.params, 1) end
-    if not ok then error(setmetatable({ msg = string.format("%s (at %s size)", err, size.label) }, Invalid), 0) end
+    if not ok then error(setmetatable({ msg = string.format("%s (at %s size)", err.message, size.label) }, Invalid), 0) end
   end
   return w
 end
@@ -302,12 +305,12 @@ function M.load(name_or_path, opts)
   local text = h and h:read("a") -- nil for a folder too
   if h then h:close() end
   if not text then
-    return nil, string.format("no workload '%s' (looked for %s)", name_or_path, path)
+    return nil, verdicts.failure("bad_input", string.format("no workload '%s' (looked for %s)", name_or_path, path))
   end
   local chunk, err = load(text, "@" .. path, "t", setmetatable({}, { __index = _G }))
-  if not chunk then return nil, err end
+  if not chunk then return nil, verdicts.failure("bad_input", err) end
   local ok, spec = pcall(chunk)
-  if not ok then return nil, string.format("%s: %s", path, tostring(spec)) end
+  if not ok then return nil, verdicts.failure("bad_input", string.format("%s: %s", path, tostring(spec))) end
   local dir = path:match("^(.*)/[^/]*$") or "."
   local vok, w = pcall(validate, spec, path, dir)
   if vok then
@@ -316,7 +319,7 @@ function M.load(name_or_path, opts)
     w.sha256 = require("kl.hash").sha256(text)
     return w
   end
-  if getmetatable(w) == Invalid then return nil, w.msg end
+  if getmetatable(w) == Invalid then return nil, verdicts.failure("bad_input", w.msg) end
   error(w, 0)
 end
 
@@ -343,9 +346,10 @@ function M.counts(w, p)
   local counts = {}
   for _, b in ipairs(w.buffer_list) do
     local n, err = b.count:eval(p)
-    if n == nil then return nil, string.format("%s: buffers.%s count: %s", w.path, b.name, err) end
+    if n == nil then return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s count: %s", w.path, b.name, err.message)) end
     if math.type(n) ~= "integer" or n < 1 then
-      return nil, string.format("%s: buffers.%s count '%s' = %s, not a positive integer", w.path, b.name, b.count.text, tostring(n))
+      return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s count '%s' = %s, not a positive integer",
+        w.path, b.name, b.count.text, tostring(n)))
     end
     counts[b.name] = n
   end
@@ -354,9 +358,9 @@ end
 
 local function eval_number(w, field, c, p)
   local v, err = c:eval(p)
-  if v == nil then return nil, string.format("%s: %s: %s", w.path, field, err) end
+  if v == nil then return nil, verdicts.failure("bad_input", string.format("%s: %s: %s", w.path, field, err.message)) end
   if type(v) ~= "number" or v < 0 then
-    return nil, string.format("%s: %s '%s' = %s, not a number >= 0", w.path, field, c.text, tostring(v))
+    return nil, verdicts.failure("bad_input", string.format("%s: %s '%s' = %s, not a number >= 0", w.path, field, c.text, tostring(v)))
   end
   return v
 end
@@ -379,11 +383,11 @@ function M.args(w, p)
   return out
 end
 
-function M.is_float(ty) return FLOAT[ty] == true end
+function M.is_float(ty) return types.is_float(ty) == true end
 
 function M.tolerance(w, buffer)
   local b = w.buffer_by_name[buffer]
-  if b and not FLOAT[b.type] then return { rtol = 0, atol = 0 } end
+  if b and not types.is_float(b.type) then return { rtol = 0, atol = 0 } end
   return { rtol = w.tolerance.rtol, atol = w.tolerance.atol }
 end
 
@@ -395,20 +399,20 @@ function M.host_inputs(w, p, seed)
     local n = counts[b.name]
     if type(b.init) == "function" then
       local ok, v = pcall(b.init, p, randgen.rng(seed, b.stream))
-      if not ok then return nil, string.format("%s: buffers.%s.init: %s", w.path, b.name, tostring(v)) end
+      if not ok then return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init: %s", w.path, b.name, tostring(v))) end
       if type(v) == "table" then
         if #v ~= n then
-          return nil, string.format("%s: buffers.%s.init returned %d values, the count is %d", w.path, b.name, #v, n)
+          return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init returned %d values, the count is %d", w.path, b.name, #v, n))
         end
         local pok, packed = pcall(randgen.pack, b.type, v)
-        if not pok then return nil, string.format("%s: buffers.%s.init: %s", w.path, b.name, tostring(packed)) end
+        if not pok then return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init: %s", w.path, b.name, tostring(packed))) end
         v = packed
       elseif type(v) == "string" then
         if #v ~= n * randgen.size(b.type) then
-          return nil, string.format("%s: buffers.%s.init returned %d bytes, expected %d", w.path, b.name, #v, n * randgen.size(b.type))
+          return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init returned %d bytes, expected %d", w.path, b.name, #v, n * randgen.size(b.type)))
         end
       else
-        return nil, string.format("%s: buffers.%s.init must return a list of numbers or packed bytes, got %s", w.path, b.name, type(v))
+        return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init must return a list of numbers or packed bytes, got %s", w.path, b.name, type(v)))
       end
       data[b.name] = v
     else

@@ -4,7 +4,6 @@
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
 local pool_mod = require "klineage.worker.pool"
-local ceilings_mod = require "klineage.ceilings"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/saxpy"
@@ -13,7 +12,8 @@ local adversarial = here .. "/../adversarial"
 describe("the gate on the cuda backend", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
-  local ceilings = assert(ceilings_mod.get(pool))
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ceilings = assert(ctx:ceilings())
 
   it("measures plausible ceilings", function()
     io.write(string.format("      ceilings: copy %.0f GB/s, read %.0f GB/s, fp32 %.1f TFLOP/s\n",
@@ -23,7 +23,7 @@ describe("the gate on the cuda backend", function()
   end)
 
   it("passes a correct kernel and profiles it inside the roofline", function()
-    local r = gate.evaluate({ file = fixture .. "/v0.cu" }, w, { pool = pool, ceilings = ceilings, metrics = true })
+    local r = gate.evaluate(ctx, { file = fixture .. "/v0.cu" }, w, { metrics = true })
     if r.verdict ~= "ok" then fail("%s: %s", r.verdict, require("cjson").encode(r.stages)) end
     local p = r.stages.profile
     expect(p.source):equals("cupti")
@@ -34,13 +34,13 @@ describe("the gate on the cuda backend", function()
 
   it("fails an off-by-one kernel", function()
     local src = assert(io.open(fixture .. "/v0.cu")):read("a"):gsub("if %(i < n%)", "if (i < n - 1)")
-    local r = gate.evaluate({ source = src, file = "off_by_one.cu" }, w, { pool = pool, profile = false })
+    local r = gate.evaluate(ctx, { source = src, file = "off_by_one.cu" }, w, { profile = false })
     expect(r.verdict):equals("wrong")
   end)
 
   it("compares a kernel with itself, interleaved, and finds no real difference", function()
-    local c = assert(gate.compare({ file = fixture .. "/v0.cu" }, { file = fixture .. "/v0.cu" }, w, { pool = pool }))
-    io.write(string.format("      v0 vs v0: speedup %.4f [%.4f, %.4f], %s\n", c.speedup, c.ci[1], c.ci[2], c.verdict))
+    local c = assert(gate.compare(ctx, { file = fixture .. "/v0.cu" }, { file = fixture .. "/v0.cu" }, w))
+    io.write(string.format("      v0 vs v0: speedup %.4f [%.4f, %.4f], %s\n", c.speedup, c.ci[1], c.ci[2], c.outcome))
     expect(c.speedup):near(1.0, 0.05)
   end)
 
@@ -48,9 +48,9 @@ describe("the gate on the cuda backend", function()
     it("rejects " .. name, function()
       local file = adversarial .. "/" .. name .. ".cu"
       local want = assert(io.open(file)):read("l"):match("expect: ([%w_]+)")
-      local r = gate.evaluate({ file = file }, w, { pool = pool, ceilings = ceilings })
+      local r = gate.evaluate(ctx, { file = file }, w)
       if r.verdict ~= want then fail("verdict %s, want %s", r.verdict, want) end
     end)
   end
-  pool:close()
+  ctx:close(); pool:close()
 end)

@@ -6,12 +6,12 @@
 local name = assert(os.getenv("KL_WORKLOAD"), "set KL_WORKLOAD to a workload under gpu/workloads")
 local gate = require "klineage.gate"
 local w = assert(require("klineage.workload").load(name))
-local pool = assert(require("klineage.worker.pool").new { backend = "cuda", timeout = 600 })
+local ctx = assert(require("klineage.context").new { backend = "cuda", timeout = 600, journal = false })
 
 describe(name .. " on the GPU", function()
   for _, file in ipairs(w.lineage) do
     it(file, function()
-      local r = gate.evaluate({ file = w.dir .. "/" .. file }, w, { pool = pool, profile = false })
+      local r = gate.evaluate(ctx, { file = w.dir .. "/" .. file }, w, { profile = false })
       if r.verdict ~= "ok" then
         local s = r.stages.correct or r.stages.compile or {}
         fail("%s: %s", r.verdict, tostring(s.message))
@@ -25,4 +25,4 @@ describe(name .. " on the GPU", function()
     end)
   end
 end)
-pool:close()
+ctx:close()

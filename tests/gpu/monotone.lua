@@ -5,7 +5,7 @@
 local name = assert(os.getenv("KL_WORKLOAD"), "set KL_WORKLOAD to a workload under gpu/workloads")
 local gate = require "klineage.gate"
 local w = assert(require("klineage.workload").load(name))
-local pool = assert(require("klineage.worker.pool").new { backend = "cuda", timeout = 600 })
+local ctx = assert(require("klineage.context").new { backend = "cuda", timeout = 600, journal = false })
 local index = {}
 for i, f in ipairs(w.lineage) do index[f] = i end
 
@@ -16,12 +16,12 @@ describe(name .. " is monotone where its README says so", function()
   for _, file in ipairs(w.monotone) do
     local before = w.lineage[index[file] - 1]
     it(before .. " -> " .. file, function()
-      local c, err = gate.compare({ file = w.dir .. "/" .. before }, { file = w.dir .. "/" .. file }, w,
-        { pool = pool, rounds = 4, block = 3 })
+      local c, err = gate.compare(ctx, { file = w.dir .. "/" .. before }, { file = w.dir .. "/" .. file }, w,
+        { rounds = 4, block = 3 })
       if not c then fail("compare: %s", err) end
-      io.write(string.format("      %s: %.3fx [%.3f, %.3f], %s\n", file, c.speedup, c.ci[1], c.ci[2], c.verdict))
-      if c.verdict ~= "faster" then fail("%s is %s than %s (%.3fx)", file, c.verdict, before, c.speedup) end
+      io.write(string.format("      %s: %.3fx [%.3f, %.3f], %s\n", file, c.speedup, c.ci[1], c.ci[2], c.outcome))
+      if c.outcome ~= "faster" then fail("%s: %s against %s (%.3fx)", file, c.outcome, before, c.speedup) end
     end)
   end
 end)
-pool:close()
+ctx:close()

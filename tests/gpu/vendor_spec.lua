@@ -8,8 +8,9 @@ local conv = assert(require("klineage.workload").load("conv2d"))
 
 describe("the vendor bar", function()
   local pool = assert(require("klineage.worker.pool").new { backend = "cuda", timeout = 300 })
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
   it("checks and times cuBLAS SGEMM at every bench size", function()
-    local results = assert(gate.vendor(w, { pool = pool, max_seconds = 1 }))
+    local results = assert(gate.vendor(ctx, w, { max_seconds = 1 }))
     expect(#results):at_least(1)
     for _, r in ipairs(results) do
       if r.verdict ~= "ok" then fail("%s: %s %s", r.label, r.verdict, tostring(r.message)) end
@@ -18,7 +19,7 @@ describe("the vendor bar", function()
     end
   end)
   it("checks and times cuDNN's FMA convolution at every bench size, where cuDNN loads", function()
-    local results = assert(gate.vendor(conv, { pool = pool, max_seconds = 1 }))
+    local results = assert(gate.vendor(ctx, conv, { max_seconds = 1 }))
     for _, r in ipairs(results) do
       if r.verdict == "unsupported" then
         return it.skip("cuDNN", tostring(r.message))
@@ -30,5 +31,5 @@ describe("the vendor bar", function()
       expect(r.gflops):at_least(1000)
     end
   end)
-  pool:close()
+  ctx:close(); pool:close()
 end)

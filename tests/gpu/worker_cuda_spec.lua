@@ -89,11 +89,11 @@ describe("klineage worker --backend cuda", function()
   end)
 
   it("turns an out-of-bounds kernel into a fault and recovers", function()
-    local reply, verdict, info = req { op = "launch", module = "k", kernel = "out_of_bounds", grid = { 1 }, block = { 32 },
+    local reply, f = req { op = "launch", module = "k", kernel = "out_of_bounds", grid = { 1 }, block = { 32 },
       args = { { "buf", "y" } } }
     expect(reply):is_nil()
-    expect(verdict):equals("fault")
-    expect(info.message):contains("CUDA_ERROR")
+    expect(f.verdict):equals("fault")
+    expect(f.message):contains("CUDA_ERROR")
     load() -- a fresh worker
     expect(pool:stats(1).starts):at_least(2)
   end)
@@ -101,10 +101,10 @@ describe("klineage worker --backend cuda", function()
   it("kills a hanging kernel after the timeout and recovers", function()
     assert(req { op = "alloc", buffers = { { name = "flag", type = "i32", count = 1 } } })
     assert(req { op = "zero", buffer = "flag" })
-    local reply, verdict = req({ op = "launch", module = "k", kernel = "forever", grid = { 1 }, block = { 1 },
+    local reply, f = req({ op = "launch", module = "k", kernel = "forever", grid = { 1 }, block = { 1 },
       args = { { "buf", "flag" } } }, 3)
     expect(reply):is_nil()
-    expect(verdict):equals("timeout")
+    expect(f.verdict):equals("timeout")
     load()
     expect(pool:stats(1).timeouts):at_least(1)
   end)

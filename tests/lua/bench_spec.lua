@@ -40,3 +40,73 @@ describe("klineage bench with a broken annotation", function()
     expect(out):contains("use cdiv(a, b)")
   end)
 end)
+
+describe("klineage bench, killed and resumed", function()
+  it("judges nothing twice: the resumed run reads the judged versions back from the journal", function()
+    local proc = require "kl.proc"
+    local journal = require "klineage.journal"
+    local dir = os.tmpname() .. ".d"
+    local root = dir .. "/runs"
+    assert(os.execute("mkdir -p '" .. root .. "'"))
+    local src = assert(io.open(fixture .. "/v0.cu")):read("a"):gsub("void saxpy%(", "void saxpy_slow(")
+    local names = {}
+    for i = 0, 3 do
+      names[#names + 1] = string.format("%q", "v" .. i .. ".cu")
+      local h = assert(io.open(dir .. "/v" .. i .. ".cu", "w"))
+      h:write("// version ", i, "\n", src)
+      h:close()
+    end
+    local h = assert(io.open(dir .. "/workload.lua", "w"))
+    local spec = ([[
+return {
+  name = "slow", kernel = "saxpy_slow", params = { n = 4096, a = 2.0 },
+  test_params = { { n = 1000 }, { n = 333 } },
+  buffers = { x = { "f32", "n", init = "uniform" }, y = { "f32", "n", init = "normal", output = true } },
+  args = { "n", "a", "x", "y" }, tolerance = { rtol = 1e-6, atol = 1e-7 },
+  flops = "2*n", bytes = "12*n", lineage = { LINEAGE },
+}
+]]):gsub("LINEAGE", table.concat(names, ", "))
+    h:write(spec)
+    h:close()
+    local argv = { require("kl.host").executable(), "bench", dir, "--backend", "fake", "--max-seconds", "0.05", "--journal", root }
+    local p = assert(proc.spawn({ argv = argv }))
+    -- Kill it once the journal holds its first evaluation, mid-run.
+    local path
+    for _ = 1, 3000 do
+      local ls = io.popen("ls '" .. root .. "'")
+      local id = ls:read("l")
+      ls:close()
+      if id then
+        path = root .. "/" .. id .. "/journal.jsonl"
+        local recs = journal.read(path) or {}
+        local n = 0
+        for _, r in ipairs(recs) do if r.kind == "evaluation" then n = n + 1 end end
+        if n >= 1 then break end
+      end
+      proc.sleep(0.01)
+    end
+    p:kill("KILL")
+    p:wait(10)
+    p:close()
+    local before = {}
+    for _, r in ipairs(assert(journal.read(path))) do
+      if r.kind == "evaluation" then before[#before + 1] = r.key end
+    end
+    expect(#before):at_least(1)
+    expect(#before):at_most(3) -- killed before the end
+    local run_dir = path:match("^(.*)/journal.jsonl$")
+    local out, code = klineage("bench", dir, "--backend", "fake", "--max-seconds", "0.05", "--journal", root, "--resume", run_dir)
+    expect(code):equals(0)
+    for i = 0, 3 do expect(out):matches("\nv" .. i .. "%.cu%s+ok") end
+    local keys, charged = {}, 0
+    for _, r in ipairs(assert(journal.read(path))) do
+      if r.kind == "evaluation" then
+        if keys[r.key] then fail("%s was judged twice", r.candidate.label) end
+        keys[r.key] = true
+        if r.charged then charged = charged + 1 end
+      end
+    end
+    expect(charged):equals(4)
+    for _, k in ipairs(before) do expect(keys[k]):is_true() end
+  end)
+end)

@@ -19,9 +19,10 @@ extern "C" __global__ void saxpy_off_by_one(int n, float a, const float *x, floa
 describe("gate.evaluate on the fake worker", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
 
   it("passes the baseline against itself, over every size and seed", function()
-    local r = gate.evaluate({ file = fixture .. "/v0.cu" }, w, { pool = pool })
+    local r = gate.evaluate(ctx, { file = fixture .. "/v0.cu" }, w)
     if r.verdict ~= "ok" then fail("verdict %s: %s", r.verdict, tostring((r.stages.correct or r.stages.compile or {}).message)) end
     expect(r.stages.compile.verdict):equals("ok")
     expect(r.stages.compile.functions.saxpy.registers):at_least(1)
@@ -33,52 +34,54 @@ describe("gate.evaluate on the fake worker", function()
   end)
 
   it("fails an off-by-one kernel with the first bad index", function()
-    local r = gate.evaluate({ source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }, w, { pool = pool })
+    local r = gate.evaluate(ctx, { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }, w)
     expect(r.verdict):equals("wrong")
     expect(r.stages.correct.message):contains("y: 1 of 1000 elements off (first at index 999")
   end)
 
   it("reports a compile error with its location", function()
-    local r = gate.evaluate({ source = 'extern "C" __global__ void saxpy(int n) { n = q; }', file = "bad.cu" }, w, { pool = pool })
+    local r = gate.evaluate(ctx, { source = 'extern "C" __global__ void saxpy(int n) { n = q; }', file = "bad.cu" }, w)
     expect(r.verdict):equals("compile_error")
     expect(r.stages.compile.message):contains("bad.cu:1:")
   end)
 
   it("refuses a kernel whose requires leaves fewer than two sizes", function()
     local src = "// @kl requires n % 1048576 == 0\n" .. assert(io.open(fixture .. "/v0.cu")):read("a")
-    local r = gate.evaluate({ source = src, file = "picky.cu" }, w, { pool = pool })
+    local r = gate.evaluate(ctx, { source = src, file = "picky.cu" }, w)
     expect(r.verdict):equals("too_few_sizes")
     expect(#r.stages.correct.skipped):equals(2)
   end)
 
-  it("appends every evaluation to the journal", function()
-    local journal = require "klineage.journal"
-    local dir = os.tmpname()
-    os.remove(dir) -- tmpname made a file; the journal wants a folder there
-    local path = dir .. "/journal.jsonl"
-    local j = assert(journal.open(path))
-    gate.evaluate({ file = fixture .. "/v0.cu" }, w, { pool = pool, journal = j, profile = false })
-    j:close()
-    local recs = assert(journal.read(path))
-    expect(#recs):equals(1)
-    expect(recs[1].verdict):equals("ok")
-    expect(recs[1].candidate.sha256):matches("^%x+$")
+  it("charges a compile error and a refused candidate to the budget", function()
+    local small = assert(require("klineage.context").new { journal = false, pool = pool, budget = 2 })
+    local r1 = gate.evaluate(small, { source = "not CUDA at all", file = "junk.cu" }, w)
+    expect(r1.verdict):equals("compile_error")
+    local r2 = gate.evaluate(small, { file = "/nonexistent/k.cu" }, w)
+    expect(r2.verdict):equals("bad_input")
+    expect(r2.stages.compile.message):contains("/nonexistent/k.cu")
+    expect(small.budget.used):equals(2)
+    local r3 = gate.evaluate(small, { file = fixture .. "/v0.cu" }, w)
+    expect(r3.verdict):equals("budget_exhausted")
+    expect(r3.blame):equals("budget")
+    expect(r3.stages.compile):is_nil()
+    small:close()
   end)
-  pool:close()
+  ctx:close(); pool:close()
 end)
 
 describe("gate.compare on the fake worker", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
   it("times two candidates interleaved and gives a verdict", function()
-    local c = assert(gate.compare({ file = fixture .. "/v0.cu" }, { file = fixture .. "/v0.cu" }, w,
-      { pool = pool, rounds = 2, block = 3 }))
+    local c = assert(gate.compare(ctx, { file = fixture .. "/v0.cu" }, { file = fixture .. "/v0.cu" }, w,
+      { rounds = 2, block = 3 }))
     expect(#c.samples.a):equals(6)
     expect(#c.samples.b):equals(6)
-    expect(c.verdict == "no difference" or c.verdict == "faster" or c.verdict == "slower"):is_true()
+    expect(c.outcome == "no_difference" or c.outcome == "faster" or c.outcome == "slower"):is_true()
     expect(c.speedup > 0):is_true()
   end)
-  pool:close()
+  ctx:close(); pool:close()
 end)
 
 describe("gate: inputs built on the host", function()
@@ -108,12 +111,13 @@ return {
     _G.kl_test_inits = { n = 0 }
     local w = assert(workload.load(dir))
     local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-    local r = gate.evaluate({ file = dir .. "/v0.cu" }, w, { pool = pool, max_seconds = 0.05 })
+    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05 })
     expect(r.verdict):equals("ok")
     -- 3 sizes x 3 seeds, plus the profile's recheck seed: each built once,
     -- though every trial fills its inputs twice
     expect(kl_test_inits.n):equals(10)
-    r = gate.evaluate({ file = dir .. "/v0.cu" }, w, { pool = pool, max_seconds = 0.05 })
+    r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05 })
     expect(r.verdict):equals("ok")
     expect(kl_test_inits.n):equals(10)
     -- an edited spec is another spec: its inputs are built again
@@ -123,10 +127,10 @@ return {
     h:close()
     local w2 = assert(workload.load(dir))
     expect(w2.sha256 ~= w.sha256):is_true()
-    r = gate.evaluate({ file = dir .. "/v0.cu" }, w2, { pool = pool, max_seconds = 0.05 })
+    r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w2, { max_seconds = 0.05 })
     expect(r.verdict):equals("ok")
     expect(kl_test_inits.n):equals(20)
-    pool:close()
+    ctx:close(); pool:close()
   end)
 end)
 
@@ -134,10 +138,11 @@ describe("gate.evaluate_all on two fake workers", function()
   it("spreads the candidates over both workers and keeps their order", function()
     local w = assert(workload.load(fixture))
     local pool = assert(pool_mod.new { backend = "fake", devices = { "a", "b" }, timeout = 30 })
+    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
     local v0 = { file = fixture .. "/v0.cu" }
     local bad = { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }
     local started, finished = {}, {}
-    local records = gate.evaluate_all({ v0, bad, v0, v0, bad }, w, { pool = pool, max_seconds = 0.05,
+    local records = gate.evaluate_all(ctx, { v0, bad, v0, v0, bad }, w, { max_seconds = 0.05,
       before = function(i) started[#started + 1] = i end,
       after = function(i) finished[#finished + 1] = i end })
     expect(#records):equals(5)
@@ -150,6 +155,6 @@ describe("gate.evaluate_all on two fake workers", function()
     expect(workers):equals({ [1] = true, [2] = true })
     expect(started):equals({ 1, 2, 3, 4, 5 })
     expect(#finished):equals(5)
-    pool:close()
+    ctx:close(); pool:close()
   end)
 end)

@@ -5,12 +5,12 @@
 local name = assert(os.getenv("KL_WORKLOAD"), "set KL_WORKLOAD to a workload under gpu/workloads")
 local gate = require "klineage.gate"
 local w = assert(require("klineage.workload").load(name))
-local pool = assert(require("klineage.worker.pool").new { backend = "emu", timeout = 600 })
+local ctx = assert(require("klineage.context").new { backend = "emu", timeout = 600, journal = false })
 
 describe(name .. " on emu", function()
   for _, file in ipairs(w.lineage) do
     it(file, function()
-      local r = gate.evaluate({ file = w.dir .. "/" .. file }, w, { pool = pool, sizes = "test" })
+      local r = gate.evaluate(ctx, { file = w.dir .. "/" .. file }, w)
       if r.verdict == "unsupported" then
         it.skip(file, "unsupported on emu: " .. tostring((r.stages.correct or {}).message))
       elseif r.verdict ~= "ok" then
@@ -22,4 +22,4 @@ describe(name .. " on emu", function()
     end)
   end
 end)
-pool:close()
+ctx:close()

@@ -114,10 +114,10 @@ describe("pattern language", function()
     expect(p.shape):equals("stmts")
   end)
   it("reports a malformed pattern with row:col and a caret", function()
-    local p, msg, err = pattern.parse("for (int i = 0;\n     i < n; i++ {")
+    local p, msg = pattern.parse("for (int i = 0;\n     i < n; i++ {")
     expect(p):is_nil()
-    expect(err.row):equals(2)
-    expect(err.col):equals(17)
+    expect(msg.error.row):equals(2)
+    expect(msg.error.col):equals(17)
     expect(msg):contains("2:17: unexpected '{'")
     expect(msg):contains("\n     i < n; i++ {\n                ^")
   end)
@@ -143,7 +143,7 @@ describe("pattern language", function()
   end)
   it("rejects one name with two sorts", function()
     local _, msg = pattern.parse("$N:int + $N:type")
-    expect(msg):matches("^1:%d+:")
+    expect(msg.message):matches("^1:%d+:")
   end)
   it("warns when there is no literal token", function()
     expect(#assert(pattern.parse("$X")).warnings):equals(1)
@@ -172,10 +172,10 @@ describe("pattern language", function()
       local parts = {}
       for k = 1, rand(12) do parts[k] = alphabet[rand(#alphabet)] end
       local text = table.concat(parts, " ")
-      local ok, p, msg, err = pcall(pattern.parse, text)
+      local ok, p, f = pcall(pattern.parse, text)
       if not ok then fail("raised on %q: %s", text, p) end
       if not p then
-        if not (err and err.row and err.col and msg:match("^%d+:%d+: ")) then fail("no position for %q", text) end
+        if not (f.error and f.error.row and f.error.col and f.message:match("^%d+:%d+: ")) then fail("no position for %q", text) end
       else
         local cok, cerr = pcall(function() kmatch.pattern(p):compile() end)
         if not cok then fail("parsed but did not compile: %q: %s", text, cerr) end
@@ -183,7 +183,7 @@ describe("pattern language", function()
     end
     local deep = string.rep("(", 3000) .. "x" .. string.rep(")", 3000)
     local p, msg = pattern.parse(deep)
-    expect(p == nil and msg:match("^%d+:%d+:") ~= nil):is_true()
+    expect(p == nil and msg.message:match("^%d+:%d+:") ~= nil):is_true()
   end)
   it("derives structural checks below the root", function()
     local p = assert(pattern.parse("$a = $a + $b;"))

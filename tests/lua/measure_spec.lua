@@ -23,17 +23,17 @@ describe("measure.stats", function()
     local a, b = {}, {}
     local draw = stats.generator(3)
     for i = 1, 60 do a[i], b[i] = 100 + draw(20), 101 + draw(20) end
-    expect(stats.compare(a, b).verdict):equals("no difference")
+    expect(stats.compare(a, b).outcome):equals("no_difference")
   end)
   it("calls a clear speedup and bounds it", function()
     local a, b = {}, {}
     local draw = stats.generator(5)
     for i = 1, 60 do a[i], b[i] = 200 + draw(10), 100 + draw(5) end
     local c = stats.compare(a, b)
-    expect(c.verdict):equals("faster")
+    expect(c.outcome):equals("faster")
     expect(c.speedup):near(2.0, 0.15)
     expect(c.ci[1] <= c.speedup and c.speedup <= c.ci[2]):is_true()
-    expect(stats.compare(b, a).verdict):equals("slower")
+    expect(stats.compare(b, a).outcome):equals("slower")
   end)
 end)
 

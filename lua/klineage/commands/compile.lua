@@ -72,7 +72,7 @@ options:
     if not smem or smem < 0 then args.usage_error("--smem must be a non-negative integer") end
     local path = a.positional[1]
     local src, err = files.read_text(path)
-    if not src then args.usage_error("%s", err) end
+    if not src then args.usage_error("%s", err.message) end
     local res, msg, details = nvrtc.compile(src, {
       arch = a.arch or "sm_90",
       name = path,

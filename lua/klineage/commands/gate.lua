@@ -9,8 +9,8 @@ return {
   summary = "run one kernel through the compile / correctness / profile gate",
   usage = "usage: klineage gate WORKLOAD [--kernel FILE] [--metrics] [--json] [--backend cuda|emu] [--journal DIR]",
   help = [[
-Evaluates one kernel of a workload (gpu/workloads/<name>, or a path to a
-workload folder): compiles it, checks it against the lineage's first version
+Evaluates one kernel of a workload (gpu/workloads/<name>, or a workload
+folder's path; the one taken is printed): compiles it, checks it against the lineage's first version
 over every size its `@kl requires` allows and three seeds, times it at the
 bench size (CUPTI, L2 flushed, adaptive samples) and, with --metrics, reads
 the default CUPTI metric set. Without --kernel, the lineage's last version.
@@ -25,27 +25,32 @@ options:
   --metrics         also collect the default metric set
   --json            print the evaluation record as JSON
   --backend NAME    cuda (default where a GPU answers) or emu
-  --journal DIR     append the record to DIR/<run id>/journal.jsonl (default runs/)]],
+  --journal DIR     the runs folder: the record goes to DIR/<run id>/journal.jsonl
+                    (default $KLINEAGE_RUNS, else ~/.local/state/klineage/runs)]],
   run = function(argv)
     local a = args.parse(argv, { flags = { kernel = "string", metrics = "boolean", json = "boolean",
       backend = "string", journal = "string" }, min = 1, max = 1 })
     local workload = require "klineage.workload"
     local w, err = workload.load(a.positional[1])
-    if not w then args.usage_error("%s", err) end
+    if not w then args.usage_error("%s", err.message) end
+    io.stderr:write(string.format("klineage gate: workload %s (%s)\n", w.name, w.path))
     local file = a.kernel or (w.lineage and w.dir .. "/" .. w.lineage[#w.lineage])
     if not file then args.usage_error("the workload has no lineage: give --kernel FILE") end
-    local pool, backend, why = require("klineage.backends").pool(a.backend)
-    if not pool then io.stderr:write("klineage gate: ", backend, "\n") return 1 end
-    local journal = require "klineage.journal"
-    local j = assert(journal.open(journal.path(a.journal or "runs", journal.new_run_id())))
-    local ceilings
-    if backend == "cuda" then ceilings = require("klineage.ceilings").get(pool) end
-    local gate = require "klineage.gate"
-    local r = gate.evaluate({ file = file, label = file:match("[^/]+$") }, w,
-      { pool = pool, metrics = a.metrics, journal = j, ceilings = ceilings,
-        sizes = backend == "emu" and "test" or nil }) -- emu: test sizes, no timing
-    j:close()
-    pool:close()
+    -- an unreadable kernel is the user's input error, before any run exists
+    local _, rerr = require("klineage.files").read_text(file)
+    if rerr then args.usage_error("%s", rerr.message) end
+    local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal,
+      command = { "klineage", "gate", table.unpack(argv) }, workloads = { w } }
+    if not ctx then
+      io.stderr:write("klineage gate: ", cerr.message, "\n")
+      return cerr.verdict == "bad_input" and 2 or 1
+    end
+    local backend, why = ctx.backend, ctx.why
+    local r = require("klineage.gate").evaluate(ctx, { file = file, label = file:match("[^/]+$"),
+      provenance = { producer = { kind = a.kernel and "user" or "lineage", name = file } } }, w, { metrics = a.metrics })
+    local run_dir = ctx.run and ctx.run.dir
+    ctx:close()
+    if run_dir then io.stderr:write("klineage gate: journal in ", run_dir, "\n") end
     if a.json then
       print((require("cjson").encode(r):gsub("\\/", "/")))
     else

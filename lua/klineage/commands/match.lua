@@ -167,7 +167,7 @@ options:
     -- A pattern or template file: its text without the final newline.
     local function from_file(path)
       local s, ferr = files.read_text(path)
-      if not s then args.usage_error("%s", ferr) end
+      if not s then args.usage_error("%s", ferr.message) end
       return (s:gsub("\r?\n$", ""))
     end
     if a.pattern_file then table.insert(a.positional, 1, from_file(a.pattern_file)) end
@@ -178,12 +178,12 @@ options:
     if #a.positional < 2 then args.usage_error("missing FILE (see 'klineage help match')") end
     local text = a.positional[1]
     local pat, msg = match.compile(text)
-    if not pat then args.usage_error("bad pattern: %s", msg) end
+    if not pat then args.usage_error("bad pattern: %s", msg.message) end
     for _, w in ipairs(pat.warnings) do err_out:write("klineage match: warning: " .. w .. "\n") end
     if a.in_place and not a.rewrite then args.usage_error("--in-place needs --rewrite") end
     if a.rewrite then
       local tpl, terr = match.template(a.rewrite)
-      if not tpl then args.usage_error("bad template: %s", terr) end
+      if not tpl then args.usage_error("bad template: %s", terr.message) end
     end
     local opts = { prefilter = not a.no_prefilter, max_steps = a.max_steps and math.floor(a.max_steps) or nil }
     local cjson = a.json and require "cjson"
@@ -203,12 +203,12 @@ options:
     end
     for _, path in ipairs(paths) do
       local src, rerr = files.read_text(path)
-      if not src then args.usage_error("%s", rerr) end
+      if not src then args.usage_error("%s", rerr.message) end
       local unit = match.as_unit(src, path)
       if a.rewrite then
         local new, edits = pat:rewrite(unit, a.rewrite, opts)
         if not new then
-          err_out:write(string.format("klineage match: %s: %s\n", path, edits))
+          err_out:write(string.format("klineage match: %s: %s\n", path, edits.message))
           failed = true
         elseif #edits > 0 or new ~= src then
           found = found + 1

@@ -7,11 +7,13 @@
 -- klineage.worker.fake_worker), returning { new(opts) -> worker | nil, err }
 -- and optionally before(worker, req) -> handled and after(worker, req, reply).
 -- The worker has one method per protocol op: worker:op(req) -> reply fields
--- | nil, verdict, message. A missing method answers "unsupported"; a Lua
--- error answers verdict "internal" and the worker keeps serving; a "fault"
+-- | nil, failure (klineage.verdicts), or it raises a failure. A missing
+-- method answers "unsupported"; any other Lua error answers verdict
+-- "internal" and the worker keeps serving; a "fault"
 -- reply (a sticky device error) is the last: the worker exits 3 after it.
 local args = require "klineage.args"
 local protocol = require "klineage.worker.protocol"
+local verdicts = require "klineage.verdicts"
 
 local BACKENDS = { fake = "klineage.worker.fake_worker" }
 
@@ -35,9 +37,9 @@ local function serve(backend, worker, input, output, name)
     local id = req and protocol.integer(req.id) or nil
     local ok, cerr = protocol.check_request(req)
     if not req then
-      send(protocol.fail(nil, "bad_request", derr))
+      send(protocol.fail(nil, "bad_request", derr.message))
     elseif not ok then
-      send(protocol.fail(id, "bad_request", cerr))
+      send(protocol.fail(id, "bad_request", cerr.message))
     else
       local handled = backend.before and backend.before(worker, req)
       if not handled then
@@ -46,17 +48,11 @@ local function serve(backend, worker, input, output, name)
         if not method then
           reply = protocol.fail(id, "unsupported", string.format("the %s backend has no '%s'", name or "worker", req.op))
         else
-          local pok, fields, verdict, msg = pcall(method, worker, req)
-          if not pok then
-            if type(fields) == "table" and fields.verdict then
-              reply = protocol.fail(id, fields.verdict, fields.message)
-            else
-              reply = protocol.fail(id, "internal", tostring(fields))
-            end
-          elseif fields then
+          local fields, f = verdicts.protect(method, worker, req)
+          if fields then
             reply = protocol.ok(id, fields)
           else
-            reply = protocol.fail(id, verdict or "internal", msg or "failed")
+            reply = protocol.fail(id, f.verdict, f.message)
           end
         end
         if backend.after then reply = backend.after(worker, req, reply) end

@@ -11,6 +11,7 @@
 --   t:close()
 local cuda = require "kl.cuda"
 local cupti = require "kl.cupti"
+local verdicts = require "klineage.verdicts"
 local cache = require "klineage.cache"
 
 local M = {}
@@ -82,9 +83,10 @@ function M:sm_clock_mhz()
 end
 
 -- Times one run: run() launches the kernels. Returns the summed CUPTI
--- duration in ns of the launches it made, and an info table; or nil, err
--- when a launch or the synchronization failed (a fault).
-function M:sample(run)
+-- duration in ns of the launches it made, and an info table; or nil,
+-- failure (fault) when a launch or the synchronization failed, or the
+-- timestamps do not add up.
+local function sample(self, run)
   local ok, err = self:flush()
   if not ok then return nil, err end
   ok, err = self.ctx:synchronize()
@@ -122,6 +124,8 @@ function M:sample(run)
   cupti.activity_collect() -- drop the probe's record
   return total, info
 end
+
+function M:sample(run) return verdicts.lift("fault", sample(self, run)) end
 
 function M:close()
   cupti.activity_stop()

@@ -79,7 +79,7 @@ end
 -- Compares candidate b against baseline a (samples are times: lower is
 -- faster). speedup = median(a) / median(b), with a bootstrap interval of
 -- that ratio. The difference counts only when the two medians' intervals
--- do not overlap: otherwise the verdict is "no difference".
+-- do not overlap: otherwise the outcome is "no_difference".
 function M.compare(a, b, opts)
   opts = opts or {}
   local sa, sb = M.summarize(a, opts), M.summarize(b, opts)
@@ -93,11 +93,11 @@ function M.compare(a, b, opts)
   end
   table.sort(ratios)
   local overlap = sa.ci[1] <= sb.ci[2] and sb.ci[1] <= sa.ci[2]
-  local verdict = overlap and "no difference" or (sa.median > sb.median and "faster" or "slower")
+  local outcome = overlap and "no_difference" or (sa.median > sb.median and "faster" or "slower")
   return {
     speedup = sa.median / sb.median,
     ci = { M.quantile_sorted(ratios, 0.025), M.quantile_sorted(ratios, 0.975) },
-    verdict = verdict, a = sa, b = sb,
+    outcome = outcome, a = sa, b = sb,
   }
 end
 

@@ -16,25 +16,33 @@ local randgen = require "kl.randgen"
 local host = require "kl.host"
 local proc = require "kl.proc"
 local protocol = require "klineage.worker.protocol"
+local resident = require "klineage.worker.resident"
+local types = require "klineage.types"
+local verdicts = require "klineage.verdicts"
 local files = require "klineage.files"
 local gpu_timer = require "klineage.measure.gpu_timer"
 local sampler = require "klineage.measure.sampler"
 
 local M = {}
 
+-- Modules kept loaded at once (worker/resident.lua says why there is a bound).
+M.RESIDENT_MODULES = 16
+
 local Worker = {}
 Worker.__index = Worker
 
--- kl_dtype and kl_init_kind codes of engine/core/randgen.h.
-local DTYPE = { f32 = 0, f64 = 1, f16 = 2, bf16 = 3, i32 = 4, u32 = 5, i64 = 6, u8 = 7 }
+-- The kl_dtype codes of engine/core/randgen.h, by type name (kl.randgen
+-- lists the names in code order), and its kl_init_kind codes.
+local DTYPE = {}
+for i, name in ipairs(randgen.types()) do DTYPE[name] = i - 1 end
 local INIT = { uniform = 1, normal = 2, int = 3 }
-local INTEGER = { i32 = true, u32 = true, i64 = true, u8 = true }
+local function is_integer(name) local t = types.get(name) return t ~= nil and t.integer == true end
 
-local function bad(message) error({ verdict = "bad_request", message = message }, 0) end
+local function bad(message) verdicts.raise("bad_request", message) end
 
 -- A device error after a launch is sticky: the context is lost, and so is
 -- this worker (it exits after replying, and the pool starts a fresh one).
-local function fault(message) error({ verdict = "fault", message = message }, 0) end
+local function fault(message) verdicts.raise("fault", message) end
 
 function M.new()
   local ok, why = cuda.load()
@@ -58,7 +66,8 @@ function M.new()
     generator = helpers.kl_randgen_kernel.fn, checksummer = helpers.kl_checksum.fn,
     comparer = helpers.kl_compare.fn,
     checksum_out = assert(ctx:alloc(8)), compare_stats = assert(ctx:alloc(48)),
-    modules = {}, functions = {}, buffers = {}, optin = {},
+    modules = resident.new(M.RESIDENT_MODULES, function(e) e.mod:close() end), buffers = {},
+    optin = setmetatable({}, { __mode = "k" }),
   }, Worker)
 end
 
@@ -83,22 +92,37 @@ function Worker:hello()
   }
 end
 
+-- A module already resident (the same id: the engine names a module by
+-- the hash of its source) is not loaded again.
 function Worker:load(req)
-  local image, perr = protocol.payload(req, "cubin")
-  if not image then bad("load: " .. perr) end
-  local mod, err = self.ctx:load(image)
-  if not mod then return nil, "bad_request", "load: " .. err end
-  self.modules[req.module] = mod
+  local entry = self.modules:get(req.module)
+  if not entry then
+    local image, perr = protocol.payload(req, "cubin")
+    if not image then bad("load: " .. perr.message) end
+    local mod, err = self.ctx:load(image)
+    if not mod then return nil, verdicts.failure("bad_request", "load: " .. err) end
+    entry = { mod = mod, fns = {} }
+    self.modules:put(req.module, entry)
+  end
   local functions = {}
   for _, name in ipairs(req.kernels or {}) do
-    local fn, ferr = mod:func(name)
-    if not fn then return nil, "bad_request", "load: no kernel " .. name .. ": " .. ferr end
-    self.functions[req.module .. "\0" .. name] = fn
+    local fn = self:func(entry, name)
     local a = fn:attributes()
     functions[name] = { registers = a.registers, smem = a.smem, max_threads = a.max_threads,
                         local_bytes = a.local_bytes }
   end
   return { functions = functions }
+end
+
+function Worker:func(entry, name)
+  local fn = entry.fns[name]
+  if not fn then
+    local err
+    fn, err = entry.mod:func(name)
+    if not fn then bad("no kernel '" .. tostring(name) .. "': " .. err) end
+    entry.fns[name] = fn
+  end
+  return fn
 end
 
 function Worker:alloc(req)
@@ -109,7 +133,7 @@ function Worker:alloc(req)
     local count = protocol.integer(spec.count)
     if not size or not count or count < 0 then bad("alloc: bad buffer " .. tostring(spec.name)) end
     local mem, err = self.ctx:alloc(math.max(count * size, 1))
-    if not mem then return nil, "bad_request", "alloc " .. spec.name .. ": " .. err end
+    if not mem then return nil, verdicts.failure("bad_request", "alloc " .. spec.name .. ": " .. err) end
     self.buffers[spec.name] = { mem = mem, type = spec.type, count = count, size = count * size }
   end
   return {}
@@ -126,7 +150,7 @@ function Worker:init(req)
       b.mem:fill_u32(0)
     else
       if not INIT[init] then bad("init: unknown init '" .. tostring(init) .. "'") end
-      if init ~= "int" and INTEGER[b.type] then bad("init: " .. init .. " does not apply to " .. b.type) end
+      if init ~= "int" and is_integer(b.type) then bad("init: " .. init .. " does not apply to " .. b.type) end
       if init == "int" and (not lo or not hi or lo > hi) then bad("init: int needs integers lo <= hi") end
       if b.count > 0 then
         local ok, err = self.generator:launch {
@@ -167,7 +191,7 @@ function Worker:upload(req)
   if hit then drop(key) end -- the same key at another size: a stale entry
   if probe then return { cached = false } end
   local data, err = protocol.payload(req, "data")
-  if not data then bad("upload: " .. err) end
+  if not data then bad("upload: " .. err.message) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   if #data > 0 then assert(b.mem:upload(data)) end
   local budget = (self.dev.memory or 0) // 4
@@ -204,15 +228,9 @@ end
 -- Resolves a launch request into a closure that launches without checking
 -- anything again: the timing loop calls it many times.
 function Worker:prepare(req)
-  local fn = self.functions[tostring(req.module) .. "\0" .. tostring(req.kernel)]
-  if not fn then
-    local mod = self.modules[req.module]
-    if not mod then bad("no module '" .. tostring(req.module) .. "'") end
-    local err
-    fn, err = mod:func(req.kernel)
-    if not fn then bad("no kernel '" .. tostring(req.kernel) .. "': " .. err) end
-    self.functions[req.module .. "\0" .. req.kernel] = fn
-  end
+  local entry = self.modules:get(req.module)
+  if not entry then bad("no module '" .. tostring(req.module) .. "'") end
+  local fn = self:func(entry, req.kernel)
   local args = {}
   for i, a in ipairs(req.args) do
     if a[1] == "buf" then args[i] = self:buffer(a[2]).mem else args[i] = { a[1], a[2] } end
@@ -220,7 +238,7 @@ function Worker:prepare(req)
   local smem = protocol.integer(req.smem) or 0
   if smem > 48 * 1024 and (self.optin[fn] or 0) < smem then
     local ok, err = fn:set_max_dynamic_smem(smem)
-    if not ok then error({ verdict = "launch_error", message = err }, 0) end
+    if not ok then verdicts.raise("launch_error", err) end
     self.optin[fn] = smem
   end
   local launch = { grid = req.grid, block = req.block, smem = smem, args = args }
@@ -232,7 +250,7 @@ function Worker:launch(req)
   local a, b = self.ctx:event(), self.ctx:event()
   a:record()
   local ok, err = run()
-  if not ok then return nil, "launch_error", err end
+  if not ok then return nil, verdicts.failure("launch_error", err) end
   b:record()
   self:sync(req.kernel)
   return { ms = a:elapsed(b) }
@@ -269,7 +287,7 @@ function Worker:compare(req)
   local out, ref = self:buffer(req.buffer), self:buffer(req.against)
   if out.type ~= ref.type or out.count ~= ref.count then bad("compare: buffers differ in type or size") end
   local rtol, atol = req.rtol or 0, req.atol or 0
-  local is_float = not INTEGER[out.type]
+  local is_float = not is_integer(out.type)
   local stats = self.compare_stats
   assert(stats:upload(string.pack("<I8I8I8I8I8i8", 0, 0, 0, 0, 0, -1))) -- first bad: all ones
   local function pass(k, tol)
@@ -337,7 +355,7 @@ end
 function Worker:vendor_call(step)
   local vendor = require "kl.vendor"
   local ok, err = vendor.load(step.library or "cublas")
-  if not ok then error({ verdict = "unsupported", message = err }, 0) end
+  if not ok then verdicts.raise("unsupported", err) end
   local fn = vendor[step.routine]
   if type(fn) ~= "function" or step.routine == "load" then bad("vendor: unknown routine " .. tostring(step.routine)) end
   local args = {}
@@ -350,7 +368,7 @@ end
 -- One vendor call, synchronized: for checking its result like a kernel's.
 function Worker:vendor(req)
   local ok, detail = self:vendor_call(req)()
-  if not ok then return nil, "launch_error", detail end
+  if not ok then return nil, verdicts.failure("launch_error", detail) end
   self:sync("vendor " .. tostring(req.routine))
   -- what the routine says it chose (cuDNN: the algorithm's number)
   return { detail = math.type(detail) and detail or nil }
@@ -362,7 +380,7 @@ function Worker:time(req)
   local result = sampler.run {
     sample = function()
       local ns, info = self.timer:sample(run)
-      if not ns then fault("time: " .. tostring(info)) end
+      if not ns then fault("time: " .. info.message) end
       return ns, info
     end,
     warmup = protocol.integer(req.warmup), min_samples = protocol.integer(req.min_samples),
@@ -391,16 +409,16 @@ end
 function Worker:metrics(req)
   local run = self:sequence(req.sequence)
   local m, err = cupti.metrics(self.ctx, req.names, 256)
-  if not m then return nil, "unsupported", "metrics: " .. err end
+  if not m then return nil, verdicts.failure("unsupported", "metrics: " .. err) end
   local passes = m.passes
   local ok, berr = m:begin()
-  if not ok then m:close() return nil, "unsupported", "metrics: " .. berr end
+  if not ok then m:close() return nil, verdicts.failure("unsupported", "metrics: " .. berr) end
   local rok, rerr = run()
   if not rok then m:close() fault("metrics: " .. rerr) end
   self:sync("metrics")
   local ranges, ferr = m:finish()
   m:close()
-  if not ranges then return nil, "unsupported", "metrics: " .. ferr end
+  if not ranges then return nil, verdicts.failure("unsupported", "metrics: " .. ferr) end
   -- One range per kernel launch. Counters (.sum) add up over the launches
   -- of the run; rates and percentages are weighted by each launch's time.
   local values, weight = {}, 0

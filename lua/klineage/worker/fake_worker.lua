@@ -10,7 +10,14 @@
 --   copy(n, src, dst)              dst[i] = src[i]
 --   noop()
 --   fault()                        replies verdict "fault", as a sticky device error
+--   hang()                         never returns (the pool's timeout ends it)
+--   saxpy_slow(n, a, x, y)         saxpy after 20 ms (a long run to interrupt)
+--   saxpy_killed_once(n, a, x, y)  the first time (no file at
+--                                  $KLINEAGE_FAKE_KILLED_ONCE yet) creates that
+--                                  file and SIGKILLs its own worker, as the OOM
+--                                  killer or a person would; then it is saxpy
 local protocol = require "klineage.worker.protocol"
+local verdicts = require "klineage.verdicts"
 local randgen = require "kl.randgen"
 local hash = require "kl.hash"
 local proc = require "kl.proc"
@@ -30,7 +37,7 @@ end
 
 local function buffer(self, name)
   local b = self.buffers[name]
-  if not b then error({ verdict = "bad_request", message = "no buffer '" .. tostring(name) .. "'" }, 0) end
+  if not b then verdicts.raise("bad_request", "no buffer '" .. tostring(name) .. "'") end
   return b
 end
 
@@ -55,9 +62,24 @@ kernels.copy = function(self, args)
   dst.data = src.data:sub(1, n * size) .. dst.data:sub(n * size + 1)
 end
 kernels.noop = function() end
+kernels.hang = function() while true do end end
+kernels.saxpy_slow = function(self, args)
+  proc.sleep(0.02)
+  saxpy(self, args, false)
+end
+kernels.saxpy_killed_once = function(self, args)
+  local flag = os.getenv("KLINEAGE_FAKE_KILLED_ONCE")
+  local seen = flag and io.open(flag, "rb")
+  if seen then seen:close() end
+  if flag and not seen then
+    assert(io.open(flag, "wb")):close()
+    os.execute("kill -KILL " .. proc.getpid())
+  end
+  saxpy(self, args, false)
+end
 -- A kernel that faults, as a trap or an illegal address does on a GPU.
 kernels.fault = function()
-  error({ verdict = "fault", message = "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (fake)" }, 0)
+  verdicts.raise("fault", "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (fake)")
 end
 
 function Fake:hello(req)
@@ -74,7 +96,7 @@ function Fake:load(req)
   local names = req.kernels or {}
   local functions = {}
   for _, k in ipairs(names) do
-    if not kernels[k] then return nil, "bad_request", "the fake worker has no kernel '" .. k .. "'" end
+    if not kernels[k] then return nil, verdicts.failure("bad_request", "the fake worker has no kernel '" .. k .. "'") end
     functions[k] = { registers = 0, smem = 0, max_threads = 1024 }
   end
   self.modules[req.module] = { kernels = names }
@@ -86,7 +108,7 @@ function Fake:alloc(req)
   for _, b in ipairs(req.buffers) do
     local size = randgen.size(b.type)
     local count = protocol.integer(b.count)
-    if not size or not count or count < 0 then return nil, "bad_request", "alloc: bad buffer " .. tostring(b.name) end
+    if not size or not count or count < 0 then return nil, verdicts.failure("bad_request", "alloc: bad buffer " .. tostring(b.name)) end
     self.buffers[b.name] = { type = b.type, count = count, data = string.rep("\0", count * size) }
   end
   return {}
@@ -118,8 +140,8 @@ function Fake:upload(req)
     return { cached = true }
   end
   local data, err = protocol.payload(req, "data")
-  if not data then return nil, "bad_request", err end
-  if #data ~= #b.data then return nil, "bad_request", "upload: size differs from the buffer" end
+  if not data then return nil, err end
+  if #data ~= #b.data then return nil, verdicts.failure("bad_request", "upload: size differs from the buffer") end
   b.data = data
   if key then self.stash[key] = data end
   return { cached = false }
@@ -141,9 +163,9 @@ end
 
 function Fake:launch(req)
   local m = self.modules[req.module]
-  if not m then return nil, "bad_request", "no module '" .. tostring(req.module) .. "'" end
+  if not m then return nil, verdicts.failure("bad_request", "no module '" .. tostring(req.module) .. "'") end
   local k = kernels[req.kernel]
-  if not k then return nil, "bad_request", "no kernel '" .. tostring(req.kernel) .. "'" end
+  if not k then return nil, verdicts.failure("bad_request", "no kernel '" .. tostring(req.kernel) .. "'") end
   local args = {}
   for i, a in ipairs(req.args) do args[i] = arg_value(self, a) end
   local t0 = host.clock()
@@ -155,7 +177,7 @@ function Fake:read(req)
   local b = buffer(self, req.buffer)
   if req.index ~= nil then
     local i = protocol.integer(req.index)
-    if not i or i < 0 or i >= b.count then return nil, "bad_request", "read: index out of range" end
+    if not i or i < 0 or i >= b.count then return nil, verdicts.failure("bad_request", "read: index out of range") end
     return { value = randgen.get(b.type, b.data, i + 1) }
   end
   return { data_b64 = protocol.base64(b.data) }
@@ -190,10 +212,10 @@ function Fake:time(req)
     for _, step in ipairs(req.sequence) do
       local fn = self[step.op]
       if step.op ~= "launch" and step.op ~= "zero" then
-        return nil, "bad_request", "time: a sequence holds launch and zero steps only"
+        return nil, verdicts.failure("bad_request", "time: a sequence holds launch and zero steps only")
       end
-      local r, verdict, msg = fn(self, step)
-      if not r then return nil, verdict, msg end
+      local r, f = fn(self, step)
+      if not r then return nil, f end
     end
     samples[s] = (host.clock() - t0) * 1e3
   end

@@ -11,7 +11,7 @@
 --     env = { NAME = value },   -- added to each worker's environment
 --   }
 --   pool:size()
---   pool:request(i, req [, timeout]) -> reply | nil, verdict, info
+--   pool:request(i, req [, timeout]) -> reply | nil, failure
 --   pool:submit(i, req [, timeout]) -> ticket ; pool:collect(ticket) -> as request
 --       submit to several workers, then collect: they run in parallel.
 --   pool:wait_any(tickets) -> k: tickets[k] can be collected without
@@ -20,18 +20,27 @@
 --   pool:stats(i)    -> { starts, deaths, timeouts }
 --   pool:close()     -> says bye to every worker, kills the ones that linger
 --
--- Verdicts of a failed request:
---   "fault"    the worker died (info.signal or info.code, info.stderr: the
---              tail of its stderr), or replied verdict "fault" (info.message
---              carries the driver's message), or broke the protocol (garbage,
---              a wrong id: it is killed);
---   "timeout"  no reply within the timeout: the worker is killed;
---   any verdict a worker replied with ("unsupported", "bad_request", ...).
--- After a fault or a timeout the next request starts a fresh worker.
--- info.message is always a one-line summary.
+-- A failed request is nil, failure (klineage.verdicts): failure.verdict is
+--   "fault"        the worker died of its own (failure.signal or .code,
+--                  failure.stderr: the tail of its stderr), or replied
+--                  verdict "fault" (the message carries the driver's), or
+--                  broke the protocol (garbage, a wrong id: it is killed,
+--                  failure.protocol);
+--   "worker_lost"  the worker was killed from outside (SIGKILL, SIGTERM,
+--                  SIGINT, SIGHUP that the pool did not send: the OOM killer,
+--                  a person): not the kernel's doing;
+--   "timeout"      no reply within the timeout: the worker is killed;
+--   "worker_unavailable"  the worker could not be started or did not
+--                  answer its hello;
+--   any verdict a worker replied with ("unsupported", "bad_request", ...),
+--                  with failure.reply.
+-- After any death the next request starts a fresh worker; pool:generation(i)
+-- changes then, so that a caller knows its loaded modules are gone.
+-- failure.message is always a one-line summary.
 local proc = require "kl.proc"
 local host = require "kl.host"
 local protocol = require "klineage.worker.protocol"
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -73,7 +82,7 @@ function M.new(opts)
   opts = opts or {}
   local backend = opts.backend or "fake"
   local devices = opts.devices or M.visible_devices(backend)
-  if #devices == 0 then return nil, "no visible device (CUDA_VISIBLE_DEVICES is empty)" end
+  if #devices == 0 then return nil, verdicts.failure("worker_unavailable", "no visible device (CUDA_VISIBLE_DEVICES is empty)") end
   local self = setmetatable({
     backend = backend,
     timeout = opts.timeout or 60,
@@ -106,10 +115,11 @@ local function bury(w, kill, grace)
   if kill then p:kill("KILL") end
   local status = p:wait(kill and 10 or grace or 2)
   if not status then
+    kill = true
     p:kill("KILL")
     status = p:wait(10) or {}
   end
-  local info = { signal = status.signal, code = status.code, stderr = tail(p:stderr()) }
+  local info = { signal = status.signal, code = status.code, stderr = tail(p:stderr()), killed = kill or nil }
   p:close()
   w.stats.deaths = w.stats.deaths + 1
   w.dead[p] = info -- for tickets still out on this process
@@ -125,7 +135,18 @@ local function death_message(what, info)
   return string.format("worker %s %s%s", how, what, last and (": " .. last) or "")
 end
 
-local function failure(verdict, info) return nil, verdict, info end
+local function failure(verdict, info)
+  return nil, verdicts.failure(verdict, info.message, info)
+end
+
+-- Signals that come from outside a process, never from its own faults: a
+-- worker that dies of one that the pool did not send was lost, not broken.
+local OUTSIDE = { SIGKILL = true, SIGTERM = true, SIGINT = true, SIGHUP = true }
+
+-- The verdict for a worker that died of its own accord (not killed by us).
+local function death_verdict(info)
+  return (OUTSIDE[info.signal] and not info.killed) and "worker_lost" or "fault"
+end
 
 -- Sends one line and reads one reply, mapping every way it can go wrong.
 local function exchange(self, w, req, timeout)
@@ -144,7 +165,7 @@ local function exchange(self, w, req, timeout)
     end
     local info = bury(w, false, 0.5)
     info.message = death_message("before reading '" .. req.op .. "'", info)
-    return failure("fault", info)
+    return failure(death_verdict(info), info)
   end
   return { w = w, proc = p, id = id, op = req.op, deadline = deadline, timeout = timeout }
 end
@@ -158,7 +179,7 @@ local function receive(self, t)
     local info = {}
     for k, v in pairs(w.dead[t.proc] or {}) do info[k] = v end
     info.message = death_message("before its reply to '" .. t.op .. "'", info)
-    return failure("fault", info)
+    return failure(death_verdict(info), info)
   end
   local line, rerr = p:read_line(math.max(0, t.deadline - host.clock()))
   if not line then
@@ -168,11 +189,13 @@ local function receive(self, t)
       info.message = string.format("no reply to '%s' within %g s: worker killed", t.op, t.timeout)
       return failure("timeout", info)
     end
-    local info = bury(w, rerr ~= "eof")
+    local killed = rerr ~= "eof"
+    local info = bury(w, killed)
     info.message = death_message("during '" .. t.op .. "'", info)
-    return failure("fault", info)
+    return failure(killed and "fault" or death_verdict(info), info)
   end
-  local reply, derr = protocol.decode(line)
+  local reply, df = protocol.decode(line)
+  local derr = df and df.message
   if reply and protocol.integer(reply.id) ~= t.id then
     derr = string.format("reply id %s to request %d", tostring(reply.id), t.id)
     reply = nil
@@ -190,12 +213,17 @@ local function receive(self, t)
       local dead = bury(w, false)
       info.stderr, info.code, info.signal = dead.stderr, dead.code, dead.signal
     end
-    return failure(reply.verdict or "error", info)
+    local verdict = reply.verdict
+    if not verdicts.get(verdict) then
+      info.message = string.format("unregistered verdict %s from the worker: %s", tostring(verdict), info.message)
+      verdict = "internal"
+    end
+    return failure(verdict, info)
   end
   return reply
 end
 
--- Starts worker i when it is not running; returns true or nil, verdict, info.
+-- Starts worker i when it is not running; returns true or nil, failure.
 function Pool:start(i)
   local w = self.workers[i]
   if not w then error("pool: no worker " .. tostring(i), 2) end
@@ -205,25 +233,23 @@ function Pool:start(i)
   for k, v in pairs(self.env) do env[k] = v end
   if self.backend == "cuda" then env.CUDA_VISIBLE_DEVICES = w.device_id end
   local p, err = proc.spawn({ argv = self.argv, env = env })
-  if not p then return failure("fault", { message = "cannot start the worker: " .. err }) end
+  if not p then return failure("worker_unavailable", { message = "cannot start the worker: " .. err }) end
   w.proc = p
   w.next_id = 1
   w.stats.starts = w.stats.starts + 1
-  local t, verdict, info = exchange(self, w, { op = "hello", protocol = protocol.VERSION }, self.start_timeout)
-  if not t then
-    info.message = "worker did not start: " .. info.message
-    return failure(verdict, info)
-  end
-  local reply, rverdict, rinfo = receive(self, t)
+  local t, f = exchange(self, w, { op = "hello", protocol = protocol.VERSION }, self.start_timeout)
+  local reply
+  if t then reply, f = receive(self, t) end
   if not reply then
-    rinfo.message = "worker did not start: " .. rinfo.message
-    return failure(rverdict, rinfo)
+    f.message = "worker did not start: " .. f.message
+    f.verdict = "worker_unavailable"
+    return nil, f
   end
   if protocol.integer(reply.protocol) ~= protocol.VERSION then
     local info = bury(w, true)
     info.message = string.format("worker speaks protocol %s, the engine %d", tostring(protocol.integer(reply.protocol) or reply.protocol), protocol.VERSION)
     info.protocol = true
-    return failure("fault", info)
+    return failure("worker_unavailable", info)
   end
   w.device = reply.device
   w.hello = reply
@@ -231,15 +257,15 @@ function Pool:start(i)
 end
 
 function Pool:submit(i, req, timeout)
-  local ok, verdict, info = self:start(i)
-  if not ok then return { failed = { verdict, info } } end
-  local t, tverdict, tinfo = exchange(self, self.workers[i], req, timeout or self.timeout)
-  if not t then return { failed = { tverdict, tinfo } } end
+  local ok, f = self:start(i)
+  if not ok then return { failed = f } end
+  local t, tf = exchange(self, self.workers[i], req, timeout or self.timeout)
+  if not t then return { failed = tf } end
   return t
 end
 
 function Pool:collect(t)
-  if t.failed then return nil, t.failed[1], t.failed[2] end
+  if t.failed then return nil, t.failed end
   return receive(self, t)
 end
 
@@ -262,12 +288,18 @@ function Pool:request(i, req, timeout)
 end
 
 function Pool:device(i)
-  local ok, verdict, info = self:start(i)
-  if not ok then return nil, verdict, info end
+  local ok, f = self:start(i)
+  if not ok then return nil, f end
   return self.workers[i].device
 end
 
 function Pool:stats(i) return self.workers[i].stats end
+
+-- Changes each time worker i dies or starts afresh: what it had loaded is gone.
+function Pool:generation(i)
+  local st = self.workers[i].stats
+  return st.starts + st.deaths
+end
 
 function Pool:pid(i)
   local w = self.workers[i]

@@ -54,7 +54,8 @@
 --   zero     { buffer = "C" }                                     -> {}
 --   launch   { module, kernel, grid = {x,y,z}, block = {x,y,z}, smem = bytes,
 --              args = { { "buf", "A" } | { "i32", 5 } | { "u32", n } | { "i64", n }
---                       | { "f32", 1.5 } | { "f64", 1.5 }, ... } }
+--                       | { "u64", n } | { "f32", 1.5 } | { "f64", 1.5 }, ... } }
+--            (the scalar kinds are klineage.types.SCALAR)
 --            launches and synchronizes                            -> { ms = event time }
 --   read     { buffer = "C" [, index = i (0-based)] }
 --            -> { data_b64 } or { value } for one element
@@ -81,6 +82,7 @@
 --          partial = true (half a line, then exit),
 --          close_stdin = true (reply, then stop reading but stay alive) }.
 local cjson = require "cjson"
+local verdicts = require "klineage.verdicts"
 
 local M = {}
 
@@ -93,7 +95,9 @@ M.OPS = {
 M.OP_SET = {}
 for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end
 
-M.SCALAR_TYPES = { i32 = true, u32 = true, i64 = true, f32 = true, f64 = true }
+-- The scalar kinds a launch argument may carry (klineage.types).
+M.SCALAR_TYPES = {}
+for _, name in ipairs(require("klineage.types").SCALAR) do M.SCALAR_TYPES[name] = true end
 
 local codec = cjson.new()
 codec.encode_invalid_numbers("null")
@@ -106,8 +110,8 @@ codec.encode_number_precision(14)
 -- One line of JSON (cjson escapes newlines inside strings).
 function M.encode(msg) return codec.encode(msg) end
 
--- decode(line) -> table | nil, "not JSON: ..." ; never raises.
-function M.decode(line)
+-- decode(line) -> table | nil, failure ("not JSON: ...") ; never raises.
+local function decode_(line)
   local ok, v = pcall(codec.decode, line)
   if not ok then return nil, "not JSON: " .. tostring(v):gsub("^.-: ", "") end
   if type(v) ~= "table" then return nil, "not a JSON object" end
@@ -137,8 +141,8 @@ function M.base64(data)
   return table.concat(out)
 end
 
--- unbase64(text) -> bytes | nil, err
-function M.unbase64(text)
+-- unbase64(text) -> bytes | nil, failure
+local function unbase64_(text)
   if #text % 4 ~= 0 then return nil, "base64 length is not a multiple of 4" end
   local out = {}
   for i = 1, #text, 4 do
@@ -156,8 +160,8 @@ function M.unbase64(text)
 end
 
 -- payload(req, "data") -> the bytes of req.data_b64 or of the file
--- req.data_path | nil, message.
-function M.payload(req, field)
+-- req.data_path | nil, failure.
+local function payload_(req, field)
   local text, path = req[field .. "_b64"], req[field .. "_path"]
   if type(text) == "string" then return M.unbase64(text) end
   if type(path) ~= "string" then return nil, string.format("%s_b64 or %s_path is required", field, field) end
@@ -175,9 +179,9 @@ function M.upload_key(req)
   return key, key ~= nil and req.data_b64 == nil and req.data_path == nil
 end
 
--- Checks a request's shape. Returns true or nil, message. Used by workers
+-- Checks a request's shape. Returns true or nil, failure (bad_request). Used by workers
 -- (a malformed request is answered with verdict "bad_request") and by tests.
-function M.check_request(req)
+local function check_request_(req)
   if type(req) ~= "table" then return nil, "a request must be a JSON object" end
   if not M.integer(req.id) then return nil, "request has no integer id" end
   if not M.OP_SET[req.op] then return nil, "unknown op '" .. tostring(req.op) .. "'" end
@@ -209,6 +213,11 @@ function M.check_request(req)
     end
   end
   return true
+end
+
+-- The boundary: a malformed request or payload is bad_request.
+for name, fn in pairs({ decode = decode_, unbase64 = unbase64_, payload = payload_, check_request = check_request_ }) do
+  M[name] = function(...) return verdicts.lift("bad_request", fn(...)) end
 end
 
 -- The reply helpers a worker uses.

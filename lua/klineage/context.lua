@@ -1,0 +1,144 @@
+-- The run context: one object per command or script, holding what every
+-- gate call needs and no caller should derive again: the worker pool, the
+-- backend, the arch compiles target, the ceilings, the run folder with its
+-- journal, and the budget. The gate draws its defaults from it (emu checks
+-- the test sizes only and times nothing; the pool's timeout holds) and
+-- charges every cycle to its budget.
+--
+--   context.new(opts) -> ctx | nil, failure
+--     opts = {
+--       backend  = "cuda" | "emu" | "fake"   default: cuda where a GPU answers, else emu
+--       pool     = an existing worker pool (its backend is the context's)
+--       timeout  = seconds a worker request may take (default: the pool's, 120 s)
+--       journal  = false (no run folder) | the runs root (default: runs.root())
+--       resume   = a run id or run folder: append to it, reuse its judgements
+--       budget   = gate cycles the run may spend (default: no limit)
+--       command  = argv, for the run record
+--       workloads = { w, ... }: their spec hashes go into the run record
+--       arch     = the compile target (default: the first device's; sm_90 on emu)
+--       sizes    = "test" | "all" (default: "test" on emu, where bench sizes take hours)
+--       ceilings = a table, or false for none (default: measured on cuda when first needed)
+--     }
+--   ctx.backend, ctx.why (why that backend), ctx.pool, ctx.arch, ctx.sizes,
+--   ctx.run (a runs.Run, or nil), ctx.budget = { limit = n | nil, used = n }
+--   ctx:ceilings() -> c | nil [, failure]   (measured once, on cuda only)
+--   ctx:charge() -> true | nil, failure (budget_exhausted): one gate cycle
+--   ctx:judged(key) -> the record of an earlier judgement with this key | nil
+--   ctx:record(record) -> record: appended to the journal (raises an
+--       io_error failure when the journal cannot take it)
+--   ctx:store_source(text) -> the text's path relative to the run folder
+--       (src/<sha256>.cu), or nil with no run folder
+--   ctx:close()   the pool (unless it was given) and the journal
+local backends = require "klineage.backends"
+local runs = require "klineage.runs"
+local verdicts = require "klineage.verdicts"
+local host = require "kl.host"
+
+local M = {}
+
+local Context = {}
+Context.__index = Context
+
+local function versions()
+  local nvrtc = require "kl.nvrtc"
+  return { klineage = host.version, nvrtc = table.concat({ nvrtc.version() }, "."), cupti = require("kl.cupti").version() }
+end
+
+function M.new(opts)
+  opts = opts or {}
+  local self = setmetatable({ budget = { limit = opts.budget, used = 0 }, own_pool = false }, Context)
+  if opts.budget ~= nil and (math.type(opts.budget) ~= "integer" or opts.budget < 0) then
+    return nil, verdicts.failure("bad_input", "the budget must be a whole number of gate cycles >= 0, got " .. tostring(opts.budget))
+  end
+  if opts.pool then
+    self.pool, self.backend = opts.pool, opts.pool.backend
+  else
+    local pool, backend, why = backends.pool(opts.backend, { timeout = opts.timeout })
+    if not pool then return nil, backend end
+    self.pool, self.backend, self.why, self.own_pool = pool, backend, why, true
+  end
+  self.timeout = opts.timeout or self.pool.timeout
+  self.sizes = opts.sizes or (self.backend == "emu" and "test" or "all")
+  if opts.arch then
+    self.arch = opts.arch
+  elseif self.backend == "cuda" then
+    local dev = self.pool:device(1)
+    self.arch = dev and type(dev.arch) == "string" and dev.arch:match("^sm_%d+$") or "sm_90"
+  else
+    self.arch = "sm_90" -- NVRTC's static gate runs on every backend
+  end
+  if opts.ceilings ~= nil then self.ceilings_value = opts.ceilings or nil; self.ceilings_known = true end
+  if opts.journal ~= false then
+    local run, f
+    if opts.resume then run, f = runs.open(opts.resume, opts.journal) else run, f = runs.create(opts.journal) end
+    if not run then
+      self:close()
+      return nil, f
+    end
+    self.run = run
+    for _, r in ipairs(run.previous) do
+      if r.charged then self.budget.used = self.budget.used + 1 end
+    end
+    local specs = {}
+    for _, w in ipairs(opts.workloads or {}) do specs[#specs + 1] = { name = w.name, path = w.path, sha256 = w.sha256 } end
+    local device = self.pool:device(1)
+    local ok, err = run:append({
+      kind = opts.resume and "resume" or "run", run = run.id, command = opts.command, backend = self.backend,
+      arch = self.arch, device = device, versions = versions(), budget = opts.budget, specs = specs,
+      resumed_with = opts.resume and #run.previous or nil,
+    })
+    if not ok then
+      self:close()
+      return nil, err
+    end
+  end
+  return self
+end
+
+function Context:ceilings()
+  if not self.ceilings_known then
+    self.ceilings_known = true
+    if self.backend == "cuda" then
+      self.ceilings_value, self.ceilings_failure = require("klineage.ceilings").get(self.pool)
+    end
+  end
+  return self.ceilings_value, self.ceilings_failure
+end
+
+function Context:charge()
+  local b = self.budget
+  if b.limit and b.used >= b.limit then
+    return nil, verdicts.failure("budget_exhausted", string.format("the budget of %d gate cycles is spent", b.limit))
+  end
+  b.used = b.used + 1
+  return true
+end
+
+function Context:judged(key)
+  return self.run and self.run:lookup(key)
+end
+
+function Context:record(record)
+  if self.run then
+    record.run = self.run.id
+    local ok, f = self.run:append(record)
+    if not ok then error(f, 0) end
+  end
+  return record
+end
+
+function Context:store_source(text)
+  if not self.run then return nil end
+  local sha, rel = self.run:store_source(text)
+  if not sha then error(rel, 0) end
+  return rel
+end
+
+function Context:close()
+  if self.own_pool and self.pool then self.pool:close() end
+  self.pool = nil
+  if self.run then self.run:close() end
+end
+Context.__close = Context.close
+
+return M

@@ -1,0 +1,86 @@
+-- The interleaved compare: two kernels timed in one worker in alternating
+-- blocks (ABAB: `block` samples each, `rounds` times) at the bench size, so
+-- that clock and thermal drift fall on both alike.
+--
+--   compare.compare(ctx, a, b, w [, opts]) -> result | nil, failure
+--     opts = { block = 5, rounds = 8, worker = i, provenance }
+--     result = { outcome = "faster" | "slower" | "no_difference", speedup
+--       (b over a), ci = { lo, hi }, samples = { a, b }, key, reused }:
+--       "no_difference" when the two medians' intervals overlap.
+--   Both kernels should already pass the gate. One compare is one gate
+--   cycle; it is journaled as a "comparison" record and reused on resume.
+local kernel = require "klineage.gate.kernel"
+local runs = require "klineage.runs"
+local session = require "klineage.gate.session"
+local stats = require "klineage.measure.stats"
+local verdicts = require "klineage.verdicts"
+local hash = require "kl.hash"
+
+local M = {}
+
+local function timed(ctx, ka, kb, w, opts)
+  local s = session.new { pool = ctx.pool, worker = opts.worker or 1, timeout = ctx.timeout }
+  s:load(ka)
+  s:load(kb)
+  local p = w.params
+  s:alloc(w, p)
+  s:fill(w, p, 1)
+  local steps_a = s:run(ka, w, p)
+  s:fill(w, p, 1)
+  local steps_b = s:run(kb, w, p)
+  local xa, xb = {}, {}
+  local block = opts.block or 5
+  for _ = 1, opts.rounds or 8 do
+    for _, pair in ipairs({ { steps_a, xa }, { steps_b, xb } }) do
+      local t = s:call({ op = "time", sequence = pair[1], warmup = 1, min_samples = block,
+                         max_samples = block, max_seconds = 10 })
+      for _, ms in ipairs(t.samples_ms) do pair[2][#pair[2] + 1] = ms end
+    end
+  end
+  local c = stats.compare(xa, xb)
+  c.samples = { a = xa, b = xb }
+  return c
+end
+
+function M.compare(ctx, a, b, w, opts)
+  require("klineage.gate").check_context(ctx, "gate.compare")
+  opts = opts or {}
+  local ta, fa = kernel.read(a)
+  if not ta then return nil, fa end
+  local tb, fb = kernel.read(b)
+  if not tb then return nil, fb end
+  local key = runs.key { compare = { hash.sha256(ta), hash.sha256(tb) }, spec = w.sha256, backend = ctx.backend,
+                         arch = ctx.arch, block = opts.block or 5, rounds = opts.rounds or 8 }
+  local earlier = ctx:judged(key)
+  if earlier and earlier.result then
+    earlier.result.reused = true
+    return earlier.result
+  end
+  local paid, bf = ctx:charge()
+  if not paid then return nil, bf end
+  local record = { kind = "comparison", key = key, charged = true, workload = { name = w.name, sha256 = w.sha256 },
+                   a = { label = a.label, sha256 = hash.sha256(ta), source = ctx:store_source(ta) },
+                   b = { label = b.label, sha256 = hash.sha256(tb), source = ctx:store_source(tb) },
+                   provenance = opts.provenance }
+  local ka, sa = kernel.prepare(a, w, ctx.arch)
+  local kb, sb = ka and kernel.prepare(b, w, ctx.arch)
+  local result, f
+  if not ka then
+    f = verdicts.failure(sa.verdict, "a: " .. tostring(sa.message))
+  elseif not kb then
+    f = verdicts.failure(sb.verdict, "b: " .. tostring(sb.message))
+  else
+    result, f = verdicts.catch(timed, ctx, ka, kb, w, opts)
+  end
+  if result then
+    result.key = key
+    record.verdict, record.result = "ok", result
+  else
+    record.verdict, record.message = f.verdict, f.message
+  end
+  ctx:record(record)
+  if not result then return nil, f end
+  return result
+end
+
+return M

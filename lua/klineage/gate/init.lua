@@ -1,0 +1,227 @@
+-- The gate: the judge of every candidate kernel. One evaluation runs these
+-- stages and records each with its numbers and a verdict
+-- (klineage.verdicts names them all):
+--
+--   compile   NVRTC through the content-addressed cache; ptxas resources and
+--             theoretical occupancy at the bench launch   (gate/kernel.lua)
+--   correct   against the baseline kernel run in the same worker, at every
+--             size both kernels' `@kl requires` allow and several seeds, on
+--             identical fresh inputs; pure outputs poisoned before each
+--             launch; inputs checksummed after the candidate ran
+--                                                         (gate/correct.lua)
+--   profile   CUPTI-timed, L2-flushed, adaptive samples at the bench size;
+--             the output checked again afterwards; a time under the
+--             roofline bound is "suspicious"             (gate/profile.lua)
+--   metrics   CUPTI range-profiler metrics, on request    (gate/profile.lua)
+--
+-- Every function takes the run context first (klineage.context): it gives
+-- the pool, the backend's sizes, the arch, the ceilings, the journal and the
+-- budget. Each evaluation and each compare is one gate cycle, charged to the
+-- budget before any work (a compile error and a refused candidate too).
+-- A judgement the run's journal already holds (same candidate text,
+-- baseline, spec, seeds, sizes and options) is returned from there, uncharged.
+--
+--   gate.evaluate(ctx, candidate, w [, opts]) -> record
+--     candidate = { file = path [, source = text] [, kernel = entry] [, label]
+--                   [, provenance = { parent = sha256, producer = { kind, name, params, edit } }] }
+--     opts = { baseline = candidate (default: the lineage's first version),
+--              seeds = { 1, 2, 3 }, profile = true, metrics = false | true | { names },
+--              max_seconds, min_samples, max_samples, warmup, sizes = "test" | "all",
+--              worker = i }
+--     record.verdict is "ok" or the first failing stage's verdict, and
+--     record.blame says whom it is about (verdicts.get(id).blame).
+--   gate.evaluate_all(ctx, candidates, w [, opts]) -> records   (gate/schedule.lua)
+--   gate.compare(ctx, a, b, w [, opts]) -> result | nil, failure (gate/compare.lua)
+--   gate.vendor(ctx, w [, opts]) -> rows | nil, failure           (gate/vendor.lua)
+--   gate.signature(source, entry) -> kinds | nil, failure         (gate/kernel.lua)
+local annotations = require "klineage.annotations"
+local correct = require "klineage.gate.correct"
+local kernel = require "klineage.gate.kernel"
+local profile = require "klineage.gate.profile"
+local runs = require "klineage.runs"
+local session = require "klineage.gate.session"
+local verdicts = require "klineage.verdicts"
+local workload = require "klineage.workload"
+local hash = require "kl.hash"
+local host = require "kl.host"
+
+local M = {}
+
+M.DEFAULT_METRICS = {
+  "gpu__time_duration.sum", "dram__bytes_read.sum", "dram__bytes_write.sum",
+  "dram__throughput.avg.pct_of_peak_sustained_elapsed", "sm__warps_active.avg.pct_of_peak_sustained_active",
+  "smsp__inst_executed.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+  "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+}
+M.ROOFLINE_MARGIN = profile.ROOFLINE_MARGIN
+M.signature = kernel.signature
+
+function M.check_context(ctx, who)
+  if type(ctx) ~= "table" or not ctx.pool or not ctx.budget then
+    error(who .. ": the first argument must be a run context (klineage.context.new)", 3)
+  end
+end
+
+local function label_of(c)
+  return c.label or (c.file and c.file:match("[^/]+$")) or "candidate"
+end
+
+-- The options that can change a verdict, as they go into the record and
+-- into the judgement's key.
+local function verdict_options(ctx, opts)
+  local metrics = opts.metrics
+  if metrics == true then metrics = M.DEFAULT_METRICS end
+  return {
+    seeds = opts.seeds or { 1, 2, 3 }, sizes = opts.sizes or ctx.sizes, profile = opts.profile ~= false,
+    metrics = metrics or nil, max_seconds = opts.max_seconds, min_samples = opts.min_samples,
+    max_samples = opts.max_samples, warmup = opts.warmup,
+  }
+end
+
+-- The record's identity and provenance, with both texts stored in the run
+-- folder. Returns the record, the candidate's text and the baseline's
+-- candidate, or a record already finished (the candidate cannot be read).
+local function new_record(ctx, candidate, w, opts, options)
+  local base_c = opts.baseline or kernel.baseline_of(w) or candidate
+  local record = {
+    kind = "evaluation", backend = ctx.backend, arch = ctx.arch,
+    workload = { name = w.name, path = w.path, sha256 = w.sha256 },
+    candidate = { file = candidate.file, label = label_of(candidate), kernel = candidate.kernel },
+    baseline = { file = base_c.file, label = label_of(base_c), self = base_c == candidate or nil },
+    provenance = candidate.provenance, options = options, stages = {},
+  }
+  local text, f = kernel.read(candidate)
+  if not text then return record, nil, base_c, f end
+  record.candidate.sha256, record.candidate.source = hash.sha256(text), ctx:store_source(text)
+  local btext = base_c == candidate and text or kernel.read(base_c)
+  if btext then record.baseline.sha256, record.baseline.source = hash.sha256(btext), ctx:store_source(btext) end
+  record.key = runs.key {
+    candidate = record.candidate.sha256, entry = candidate.kernel or w.kernel, baseline = record.baseline.sha256,
+    spec = w.sha256, backend = ctx.backend, arch = ctx.arch, options = options,
+  }
+  return record, text, base_c
+end
+
+-- Occupancy at the bench launch, computed with no GPU.
+local function add_occupancy(stage, cand, w, arch)
+  local g = annotations.resolve(cand.source, w.params, { file = cand.file })
+  if g and g.allowed and cand.resources then
+    local occ = require("kl.occupancy").compute { arch = arch, registers = cand.resources.registers,
+      smem = cand.resources.smem, barriers = cand.resources.barriers, threads = g.geometry.threads,
+      dynamic_smem = g.geometry.smem }
+    stage.occupancy = occ and occ.occupancy
+    stage.active_blocks = occ and occ.active_blocks
+    stage.threads = g.geometry.threads
+  end
+end
+
+-- The other bench sizes (bench_params), each timed as the first.
+local function other_bench_sizes(s, base, cand, w, bench, popts)
+  local entries = {}
+  for _, size in ipairs(workload.sizes(w)) do
+    if size.bench and size.label ~= bench.label then
+      local entry = { label = size.label, params = size.params }
+      local g, gf = verdicts.catch(session.geometry, cand, size.params)
+      if not g then
+        entry.verdict, entry.message = gf.verdict, gf.message
+      elseif not g.allowed then
+        entry.verdict, entry.message = "not_allowed", g.why
+      else
+        local e = session.guarded(profile.stage, s, base, cand, w, size.params, popts)
+        for k, v in pairs(e) do if k ~= "samples_ms" then entry[k] = v end end
+      end
+      entries[#entries + 1] = entry
+      if entry.verdict ~= "ok" and entry.verdict ~= "not_allowed" then return entries, entry.verdict end
+    end
+  end
+  return entries
+end
+
+-- The stages, once the cycle is paid for. Returns the verdict.
+local function judge(ctx, record, candidate, base_c, w, opts, options)
+  local worker = opts.worker or 1
+  record.device = ctx.pool:device(worker)
+  record.worker = worker
+  local cand, cstage = kernel.prepare(candidate, w, ctx.arch)
+  record.stages.compile = cstage
+  if not cand then return cstage.verdict end
+  local base, bstage = kernel.prepare(base_c, w, ctx.arch)
+  if not base then
+    record.stages.compile = { verdict = "baseline_broken", message = "the baseline does not compile: " .. tostring(bstage.message),
+                              cause = bstage.verdict }
+    return "baseline_broken"
+  end
+  add_occupancy(cstage, cand, w, ctx.arch)
+  local s = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async }
+  local t0 = host.clock()
+  local cstage2, bench = verdicts.catch(correct.stage, s, base, cand, w, options.seeds, options.sizes)
+  if not cstage2 then cstage2 = session.stage_of(bench); bench = nil end
+  cstage2.ms = (host.clock() - t0) * 1e3
+  record.stages.correct = cstage2
+  if cstage2.verdict ~= "ok" then return cstage2.verdict end
+  if not options.profile then return "ok" end
+  if ctx.backend == "emu" then
+    record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
+    return "ok"
+  end
+  if options.sizes == "test" then
+    record.stages.profile = { verdict = "skipped", message = "correctness at the test sizes only: nothing timed" }
+    return "ok"
+  end
+  if not bench then
+    record.stages.profile = { verdict = "skipped", message = "no bench size is allowed by both kernels' requires" }
+    return "ok"
+  end
+  local popts = setmetatable({ ceilings = ctx:ceilings() }, { __index = opts })
+  local t1 = host.clock()
+  local p = session.guarded(profile.stage, s, base, cand, w, bench.params, popts)
+  p.label, p.params = bench.label, bench.params
+  p.ms = (host.clock() - t1) * 1e3
+  record.stages.profile = p
+  record.ceilings = popts.ceilings
+  if p.verdict ~= "ok" then return p.verdict end
+  local sizes, bad = other_bench_sizes(s, base, cand, w, bench, popts)
+  if #sizes > 0 then p.sizes = sizes end
+  if bad then return bad end
+  if options.metrics then
+    record.stages.metrics = session.guarded(profile.metrics, s, cand, w, bench.params, options.metrics)
+  end
+  return "ok"
+end
+
+function M.evaluate(ctx, candidate, w, opts)
+  M.check_context(ctx, "gate.evaluate")
+  opts = opts or {}
+  local options = verdict_options(ctx, opts)
+  local record, _, base_c, rerr = new_record(ctx, candidate, w, opts, options)
+  if record.key then
+    local earlier = ctx:judged(record.key)
+    if earlier then
+      earlier.reused = true
+      return earlier
+    end
+  end
+  local paid, bf = ctx:charge()
+  if not paid then
+    record.verdict, record.blame, record.message = bf.verdict, "budget", bf.message
+    return record -- not judged, so not journaled: a resumed run with more budget judges it
+  end
+  record.charged = true
+  record.versions = { nvrtc = table.concat({ require("kl.nvrtc").version() }, "."), klineage = host.version }
+  local verdict
+  if rerr then
+    record.stages.compile = { verdict = rerr.verdict, message = rerr.message }
+    verdict = rerr.verdict
+  else
+    verdict = judge(ctx, record, candidate, base_c, w, opts, options)
+  end
+  record.verdict = verdict
+  record.blame = (verdicts.get(verdict) or {}).blame
+  return ctx:record(record)
+end
+
+M.evaluate_all = function(...) return require("klineage.gate.schedule").evaluate_all(M.evaluate, ...) end
+M.compare = function(...) return require("klineage.gate.compare").compare(...) end
+M.vendor = function(...) return require("klineage.gate.vendor").vendor(...) end
+
+return M

@@ -1,0 +1,158 @@
+-- Run folders: where every run keeps its journal and the kernels it judged.
+--
+--   <root>/<id>/journal.jsonl   append-only records (klineage.journal)
+--   <root>/<id>/src/<sha>.cu    every candidate's and baseline's text, once,
+--                               by the SHA-256 of its bytes
+--
+-- The root is, in order: the --journal option of a command, $KLINEAGE_RUNS,
+-- $XDG_STATE_HOME/klineage/runs, ~/.local/state/klineage/runs. It never
+-- depends on the current directory.
+--
+--   runs.root([explicit]) -> dir | nil, failure
+--   runs.create(root [, id]) -> Run | nil, failure     a new run folder
+--   runs.open(ref [, root]) -> Run | nil, failure      an existing run, to resume
+--       ref is a run id under root, or the path of a run folder
+--   runs.find(ref [, root]) -> folder | nil, failure
+--   runs.key(t) -> hex: the SHA-256 of t's canonical JSON (sorted keys), the
+--       identity of a judgement (what was judged, against what, how)
+--   run:append(record) -> true | nil, failure      journal, then index
+--   run:lookup(key) -> the last record appended with that key | nil
+--   run:store_source(text) -> sha256, "src/<sha>.cu" | nil, failure
+--   run:records() -> every record read back
+--   run:close()
+local cjson = require "cjson"
+local files = require "klineage.files"
+local journal = require "klineage.journal"
+local verdicts = require "klineage.verdicts"
+local hash = require "kl.hash"
+local proc = require "kl.proc"
+
+local M = {}
+
+function M.root(explicit)
+  if explicit and explicit ~= "" then return explicit end
+  local env = os.getenv("KLINEAGE_RUNS")
+  if env and env ~= "" then return env end
+  local state = os.getenv("XDG_STATE_HOME")
+  if state and state ~= "" then return state .. "/klineage/runs" end
+  local home = os.getenv("HOME")
+  if home and home ~= "" then return home .. "/.local/state/klineage/runs" end
+  return nil, verdicts.failure("bad_input", "no folder for runs: set KLINEAGE_RUNS or HOME, or give --journal DIR")
+end
+
+-- Canonical JSON: object keys sorted, so that equal tables give equal text.
+local function canonical(v, out)
+  local t = type(v)
+  if t == "table" then
+    local pairs_, n = {}, 0
+    for k, x in pairs(v) do
+      n = n + 1
+      pairs_[n] = { tostring(k), x }
+    end
+    if n == #v then -- a list (or empty)
+      out[#out + 1] = "["
+      for i, x in ipairs(v) do
+        if i > 1 then out[#out + 1] = "," end
+        canonical(x, out)
+      end
+      out[#out + 1] = "]"
+    else
+      table.sort(pairs_, function(a, b) return a[1] < b[1] end)
+      out[#out + 1] = "{"
+      for i, kv in ipairs(pairs_) do
+        if i > 1 then out[#out + 1] = "," end
+        out[#out + 1] = cjson.encode(kv[1]) .. ":"
+        canonical(kv[2], out)
+      end
+      out[#out + 1] = "}"
+    end
+  elseif t == "number" then
+    out[#out + 1] = math.type(v) == "integer" and string.format("%d", v) or string.format("%.17g", v)
+  else
+    out[#out + 1] = cjson.encode(v)
+  end
+  return out
+end
+
+function M.key(t) return hash.sha256(table.concat(canonical(t, {}))) end
+
+local Run = {}
+Run.__index = Run
+
+local function is_dir(path)
+  local h = io.open(path .. "/journal.jsonl", "rb")
+  if h then h:close() return true end
+  return false
+end
+
+function M.find(ref, root)
+  if type(ref) ~= "string" or ref == "" then return nil, verdicts.failure("bad_input", "no run given") end
+  if ref:find("/", 1, true) or ref == "." or ref == ".." then
+    if is_dir(ref) then return (ref:gsub("/+$", "")) end
+    return nil, verdicts.failure("bad_input", string.format("'%s' is not a run folder (it has no journal.jsonl)", ref))
+  end
+  local r, f = M.root(root)
+  if not r then return nil, f end
+  if is_dir(r .. "/" .. ref) then return r .. "/" .. ref end
+  return nil, verdicts.failure("bad_input", string.format("no run '%s' under %s", ref, r))
+end
+
+local function open_folder(dir, id)
+  local j, err = journal.open(dir .. "/journal.jsonl")
+  if not j then return nil, verdicts.failure("io_error", string.format("cannot open the journal in %s: %s", dir, tostring(err))) end
+  local self = setmetatable({ dir = dir, id = id, journal = j, index = {}, stored = {} }, Run)
+  local records = journal.read(dir .. "/journal.jsonl") or {}
+  for _, r in ipairs(records) do
+    if r.key then self.index[r.key] = r end
+  end
+  self.previous = records
+  return self
+end
+
+function M.create(root, id)
+  local r, f = M.root(root)
+  if not r then return nil, f end
+  id = id or journal.new_run_id()
+  return open_folder(r .. "/" .. id, id)
+end
+
+function M.open(ref, root)
+  local dir, f = M.find(ref, root)
+  if not dir then return nil, f end
+  return open_folder(dir, dir:match("([^/]+)$"))
+end
+
+function Run:append(record)
+  local ok, err = self.journal:append(record)
+  if not ok then return nil, verdicts.failure("io_error", "cannot append to the journal: " .. tostring(err)) end
+  if record.key then self.index[record.key] = record end
+  return true
+end
+
+function Run:lookup(key) return self.index[key] end
+
+function Run:store_source(text)
+  local sha = hash.sha256(text)
+  local rel = "src/" .. sha .. ".cu"
+  if self.stored[sha] then return sha, rel end
+  local path = self.dir .. "/" .. rel
+  local h = io.open(path, "rb")
+  if h then
+    h:close()
+  else
+    local ok, err = proc.mkdir_p(self.dir .. "/src")
+    if not ok then return nil, verdicts.failure("io_error", err) end
+    local wok, werr = files.write_atomic(path, text)
+    if not wok then return nil, werr end
+  end
+  self.stored[sha] = true
+  return sha, rel
+end
+
+function Run:records()
+  return journal.read(self.dir .. "/journal.jsonl")
+end
+
+function Run:close() self.journal:close() end
+
+return M
