@@ -130,6 +130,14 @@ function M.expect(value)
   return setmetatable({ value = value }, Expect)
 end
 
+-- check(cond, fmt, ...): one expectation with a message of the case's own,
+-- for checks whose failure needs more context than expect() gives.
+function M.check(cond, fmt, ...)
+  expectations = expectations + 1
+  if not cond then fail(fmt, ...) end
+  return cond
+end
+
 local function shell_quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
@@ -166,6 +174,7 @@ function M.run(files, opts)
     local env = setmetatable({}, { __index = _G })
     env.expect = M.expect
     env.fail = fail
+    env.check = M.check
     env.klineage = M.klineage
     env.scratch_file = M.scratch_file
     env.describe = function(name, fn)

@@ -49,7 +49,7 @@ describe("the gate on the cuda backend", function()
       local file = adversarial .. "/" .. name .. ".cu"
       local want = assert(io.open(file)):read("l"):match("expect: ([%w_]+)")
       local r = gate.evaluate(ctx, { file = file }, w)
-      if r.verdict ~= want then fail("verdict %s, want %s", r.verdict, want) end
+      check(r.verdict == want, "verdict %s, want %s", r.verdict, want)
     end)
   end
   ctx:close(); pool:close()

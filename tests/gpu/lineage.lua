@@ -12,16 +12,14 @@ describe(name .. " on the GPU", function()
   for _, file in ipairs(w.lineage) do
     it(file, function()
       local r = gate.evaluate(ctx, { file = w.dir .. "/" .. file }, w, { profile = false })
-      if r.verdict ~= "ok" then
-        local s = r.stages.correct or r.stages.compile or {}
-        fail("%s: %s", r.verdict, tostring(s.message))
-      end
+      local s = r.stages.correct or r.stages.compile or {}
+      check(r.verdict == "ok", "%s: %s", r.verdict, tostring(s.message))
       local bench = false
       for _, t in ipairs(r.stages.correct.trials) do
         if t.size:match("^bench") then bench = true end
       end
       -- a version whose own requires keeps off every bench size says so here
-      if not bench then fail("no bench size was allowed (skipped: %d sizes)", #r.stages.correct.skipped) end
+      check(bench, "no bench size was allowed (skipped: %d sizes)", #r.stages.correct.skipped)
     end)
   end
 end)

@@ -18,9 +18,9 @@ describe(name .. " is monotone where its README says so", function()
     it(before .. " -> " .. file, function()
       local c, err = gate.compare(ctx, { file = w.dir .. "/" .. before }, { file = w.dir .. "/" .. file }, w,
         { rounds = 4, block = 3 })
-      if not c then fail("compare: %s", err) end
+      check(c, "compare: %s", tostring(err))
       io.write(string.format("      %s: %.3fx [%.3f, %.3f], %s\n", file, c.speedup, c.ci[1], c.ci[2], c.outcome))
-      if c.outcome ~= "faster" then fail("%s: %s against %s (%.3fx)", file, c.outcome, before, c.speedup) end
+      check(c.outcome == "faster", "%s: %s against %s (%.3fx)", file, c.outcome, before, c.speedup)
     end)
   end
 end)

@@ -59,10 +59,8 @@ describe("occupancy agrees with the driver", function()
       local f = r.functions[c.fn]
       local mine = assert(occupancy.compute { arch = arch, registers = f.registers, smem = f.smem,
         barriers = f.barriers, threads = c.threads, dynamic_smem = dyn })
-      if mine.active_blocks ~= driver then
-        fail("driver says %d blocks/SM, calculator %d (regs %d, smem %d, limited by %s)",
-          driver, mine.active_blocks, f.registers, f.smem, tostring(mine.limited_by))
-      end
+      check(mine.active_blocks == driver, "driver says %d blocks/SM, calculator %d (regs %d, smem %d, limited by %s)",
+        driver, mine.active_blocks, f.registers, f.smem, tostring(mine.limited_by))
     end)
   end
 end)

@@ -132,7 +132,7 @@ describe("klineage worker --backend cuda", function()
           -- doubles cross the pipe with 14 significant digits (protocol.lua)
           local same = got[k] == want[k] or (type(want[k]) == "number" and math.type(want[k]) == "float"
             and math.abs(got[k] - want[k]) <= 1e-13 * math.abs(want[k]))
-          if not same then fail("%s rtol=%g: %s is %s on the device, %s on the host", t, tol.rtol, k, tostring(got[k]), tostring(want[k])) end
+          check(same, "%s rtol=%g: %s is %s on the device, %s on the host", t, tol.rtol, k, tostring(got[k]), tostring(want[k]))
         end
       end
     end
