@@ -11,6 +11,11 @@
 #include <unistd.h>
 
 #define CANARY 0xA5u
+/* Inaccessible pages on each side of a buffer: a write up to 64 KiB (at
+ * 4 KiB pages) before or past a buffer faults at once instead of landing
+ * in another buffer, the reference copy included. They cost address
+ * space only. */
+#define GUARD_PAGES 16
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static kl_emu_buffer *registry;
@@ -25,14 +30,14 @@ kl_emu_buffer *kl_emu_buffer_new(size_t bytes, const char *name, size_t elem) {
   if (data_pages == 0) data_pages = 1;
   kl_emu_buffer *b = calloc(1, sizeof *b);
   if (!b) return NULL;
-  b->map_bytes = (data_pages + 2) * page;
+  b->map_bytes = (data_pages + 2 * GUARD_PAGES) * page;
   void *map = mmap(NULL, b->map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (map == MAP_FAILED) {
     free(b);
     return NULL;
   }
   b->map = map;
-  unsigned char *first = b->map + page, *tail_guard = first + data_pages * page;
+  unsigned char *first = b->map + GUARD_PAGES * page, *tail_guard = first + data_pages * page;
   if (mprotect(first, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
     munmap(b->map, b->map_bytes);
     free(b);
@@ -106,7 +111,7 @@ int kl_emu_buffers_check(char *out, size_t n) {
   int damaged = 0;
   pthread_mutex_lock(&registry_lock);
   for (kl_emu_buffer *b = registry; b && !damaged; b = b->next) {
-    const unsigned char *first = b->map + page;
+    const unsigned char *first = b->map + GUARD_PAGES * page;
     const unsigned char *end = b->data + ((b->bytes + 15) & ~(size_t)15);
     for (const unsigned char *p = b->data - 1; p >= first; p--) {
       if (*p != CANARY) {
@@ -122,7 +127,7 @@ int kl_emu_buffers_check(char *out, size_t n) {
       }
     }
     if (damaged) { /* repair, so the next launch reports only its own damage */
-      memset(b->map + page, CANARY, (size_t)(b->data - (b->map + page)));
+      memset(b->map + GUARD_PAGES * page, CANARY, (size_t)(b->data - (b->map + GUARD_PAGES * page)));
       memset(b->data + b->bytes, CANARY, (size_t)(end - (b->data + b->bytes)));
     }
   }

@@ -1,7 +1,8 @@
 /* Guarded global-memory buffers for the emulator.
  *
- * Each buffer is its own mapping: a PROT_NONE page, the data pages, and a
- * PROT_NONE page. The data ends 16 bytes-aligned right against the tail guard
+ * Each buffer is its own mapping: PROT_NONE guard pages (GUARD_PAGES in
+ * buffer.c, 64 KiB at 4 KiB pages), the data pages, and as many guard
+ * pages again. The data ends 16 bytes-aligned right against the tail guard
  * (its start stays 16-byte aligned for vector loads), so an access past the
  * end faults at once; the few bytes of slack on either side hold a canary
  * that kl_emu_buffers_check reads after a launch. Live buffers sit in a

@@ -46,10 +46,13 @@ typedef struct {
   context_box *owner;
 } function_box;
 
-typedef struct {
+/* A view (buf:view) owns nothing: it names a range of its parent, which its
+ * user value keeps alive, and it is usable only while the parent is. */
+typedef struct buffer_box {
   CUdeviceptr ptr;
   size_t size;
   context_box *owner;
+  struct buffer_box *parent; /* NULL for an allocation */
 } buffer_box;
 
 typedef struct {
@@ -391,7 +394,7 @@ static void pack_arg(lua_State *L, int args, int i, uint64_t *slot) {
   int t = lua_geti(L, args, i);
   buffer_box *b = luaL_testudata(L, -1, BUFFER_MT);
   if (b) {
-    if (!b->ptr) luaL_error(L, "launch: args[%d] is a freed buffer", i);
+    if (!b->ptr || (b->parent && !b->parent->ptr)) luaL_error(L, "launch: args[%d] is a freed buffer", i);
     *slot = (uint64_t)b->ptr;
   } else if (t == LUA_TTABLE) {
     lua_geti(L, -1, 1);
@@ -438,14 +441,14 @@ static int function_launch(lua_State *L) {
 
 static buffer_box *check_buffer(lua_State *L, int i) {
   buffer_box *b = luaL_checkudata(L, i, BUFFER_MT);
-  if (!b->ptr) luaL_argerror(L, i, "buffer is freed");
+  if (!b->ptr || (b->parent && !b->parent->ptr)) luaL_argerror(L, i, "buffer is freed");
   use_context(L, b->owner);
   return b;
 }
 
 static int buffer_close(lua_State *L) {
   buffer_box *b = luaL_checkudata(L, 1, BUFFER_MT);
-  if (b->ptr && cu && b->owner->ctx) {
+  if (b->ptr && !b->parent && cu && b->owner->ctx) {
     cu->cuCtxSetCurrent(b->owner->ctx);
     cu->cuMemFree(b->ptr);
   }
@@ -482,8 +485,9 @@ static int buffer_download(lua_State *L) {
 static int buffer_fill_u32(lua_State *L) {
   buffer_box *b = check_buffer(L, 1);
   lua_Integer v = luaL_checkinteger(L, 2);
-  CUresult r = b->size % 4 == 0 ? cu->cuMemsetD32(b->ptr, (unsigned)v, b->size / 4)
-                                : cu->cuMemsetD8(b->ptr, (unsigned char)v, b->size);
+  /* word stores need word alignment, which a view may not have */
+  CUresult r = b->size % 4 == 0 && b->ptr % 4 == 0 ? cu->cuMemsetD32(b->ptr, (unsigned)v, b->size / 4)
+                                                   : cu->cuMemsetD8(b->ptr, (unsigned char)v, b->size);
   if (r != CUDA_SUCCESS) return push_cuda_error(L, r, "cuMemset");
   lua_pushboolean(L, 1);
   return 1;
@@ -496,6 +500,22 @@ static int buffer_copy_from(lua_State *L) {
   CUresult r = cu->cuMemcpyDtoD(dst->ptr, src->ptr, src->size);
   if (r != CUDA_SUCCESS) return push_cuda_error(L, r, "cuMemcpyDtoD");
   lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* buf:view(offset, size) -> a Buffer naming bytes [offset, offset + size) of
+ * buf, for canary regions around a kernel's buffer. Closing a view frees
+ * nothing; closing its parent makes the view unusable. */
+static int buffer_view(lua_State *L) {
+  buffer_box *b = check_buffer(L, 1);
+  lua_Integer off = luaL_checkinteger(L, 2);
+  lua_Integer n = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, off >= 0 && n > 0 && (size_t)off + (size_t)n <= b->size, 3, "view past the end of the buffer");
+  buffer_box *v = new_box(L, sizeof *v, BUFFER_MT, 1);
+  v->owner = b->owner;
+  v->parent = b->parent ? b->parent : b;
+  v->ptr = b->ptr + (CUdeviceptr)off;
+  v->size = (size_t)n;
   return 1;
 }
 
@@ -592,7 +612,7 @@ static const luaL_Reg function_methods[] = {
 static const luaL_Reg buffer_methods[] = {
     {"upload", buffer_upload},       {"download", buffer_download},
     {"fill_u32", buffer_fill_u32},   {"copy_from", buffer_copy_from},
-    {NULL, NULL},
+    {"view", buffer_view},           {NULL, NULL},
 };
 static const luaL_Reg event_methods[] = {{"record", event_record}, {"elapsed", event_elapsed}, {NULL, NULL}};
 

@@ -191,6 +191,19 @@ function Worker:snapshot(req)
   return {}
 end
 
+function Worker:restore(req)
+  for _, name in ipairs(req.buffers or {}) do
+    local copy = self.buffers[name .. "@" .. tostring(req.from)]
+    if not copy then bad("restore: no snapshot " .. name .. "@" .. tostring(req.from)) end
+    self:buffer(name).mem:upload(copy.mem:download())
+  end
+  return {}
+end
+
+-- Guard pages around every buffer fault at once (emu.lua): nothing is left
+-- to check after the launch.
+function Worker:canaries() return {} end
+
 function Worker:compare(req)
   local out, ref = self:buffer(req.buffer), self:buffer(req.against)
   if out.type ~= ref.type or out.count ~= ref.count then bad("compare: buffers differ in type or size") end

@@ -51,6 +51,7 @@ M.list = {
   { id = "launch_error", stage = "run", blame = "candidate", meaning = "the device refused the launch: too many threads, registers or shared memory for it" },
   { id = "timeout", stage = "run", blame = "candidate", meaning = "the kernel did not finish within the request's time" },
   { id = "unsupported", stage = "run", blame = "backend", meaning = "the backend cannot run a construct the kernel uses" },
+  { id = "out_of_bounds", stage = "run", blame = "candidate", meaning = "the kernel wrote outside its buffers: a canary around one, or the reference copy, changed" },
   { id = "suspicious", stage = "profile", blame = "candidate", meaning = "faster than the anti-cheat bound that no correct kernel can beat" },
   { id = "stale_after_timing", stage = "profile", blame = "candidate", meaning = "the output was wrong on fresh inputs after the timed launches" },
   { id = "baseline_broken", stage = "any", blame = "baseline", meaning = "the baseline failed to compile, run or agree with itself: the candidate was not judged" },

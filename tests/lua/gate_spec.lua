@@ -27,7 +27,10 @@ describe("gate.evaluate on the fake worker", function()
     expect(r.stages.compile.verdict):equals("ok")
     expect(r.stages.compile.functions.saxpy.registers):at_least(1)
     expect(r.stages.correct.sizes):equals(3)
-    expect(#r.stages.correct.trials):equals(9)
+    -- 3 sizes x 3 seeds, and a seed drawn at random at the 2 test sizes
+    expect(#r.stages.correct.trials):equals(11)
+    expect(#r.drawn_seeds):equals(1)
+    expect(r.stages.correct.trials[4].seed):equals(r.drawn_seeds[1])
     expect(r.stages.profile.source):equals("host")
     expect(r.stages.profile.recheck.pass):is_true()
     expect(r.stages.profile.gflops > 0):is_true()
@@ -112,12 +115,13 @@ return {
     local w = assert(workload.load(dir))
     local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
     local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
-    local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05 })
+    local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05, random_seeds = 0 })
     expect(r.verdict):equals("ok")
     -- 3 sizes x 3 seeds, plus the profile's recheck seed: each built once,
-    -- though every trial fills its inputs twice
+    -- though every trial fills its inputs twice (no drawn seed here: it
+    -- would be built anew by each evaluation)
     expect(kl_test_inits.n):equals(10)
-    r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05 })
+    r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05, random_seeds = 0 })
     expect(r.verdict):equals("ok")
     expect(kl_test_inits.n):equals(10)
     -- an edited spec is another spec: its inputs are built again
@@ -127,7 +131,7 @@ return {
     h:close()
     local w2 = assert(workload.load(dir))
     expect(w2.sha256 ~= w.sha256):is_true()
-    r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w2, { max_seconds = 0.05 })
+    r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w2, { max_seconds = 0.05, random_seeds = 0 })
     expect(r.verdict):equals("ok")
     expect(kl_test_inits.n):equals(20)
     ctx:close(); pool:close()

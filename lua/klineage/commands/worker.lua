@@ -58,7 +58,7 @@ local function serve(backend, worker, input, output, name)
         if backend.after then reply = backend.after(worker, req, reply) end
         send(reply)
         if req.op == "bye" then return 0 end
-        if reply.ok == false and reply.verdict == "fault" then return 3 end
+        if reply.ok == false and protocol.FATAL[reply.verdict] then return 3 end
       end
     end
   end

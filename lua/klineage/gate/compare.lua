@@ -23,16 +23,15 @@ local function timed(ctx, ka, kb, w, opts)
   s:load(ka)
   s:load(kb)
   local p = w.params
-  s:alloc(w, p)
-  s:fill(w, p, 1)
-  local steps_a = s:run(ka, w, p)
-  s:fill(w, p, 1)
-  local steps_b = s:run(kb, w, p)
+  -- Each sample starts from inputs of its own and freshly poisoned outputs
+  -- (Session:sample_setup), the same way for both kernels.
+  local steps_a, setup_a = s:launches_at(ka, w, p)
+  local steps_b, setup_b = s:launches_at(kb, w, p)
   local xa, xb = {}, {}
   local block = opts.block or 5
   for _ = 1, opts.rounds or 8 do
-    for _, pair in ipairs({ { steps_a, xa }, { steps_b, xb } }) do
-      local t = s:call({ op = "time", sequence = pair[1], warmup = 1, min_samples = block,
+    for _, pair in ipairs({ { steps_a, xa, setup_a }, { steps_b, xb, setup_b } }) do
+      local t = s:call({ op = "time", sequence = pair[1], before_sample = pair[3], warmup = 1, min_samples = block,
                          max_samples = block, max_seconds = 10 })
       for _, ms in ipairs(t.samples_ms) do pair[2][#pair[2] + 1] = ms end
     end

@@ -2,8 +2,9 @@
 -- same worker on identical inputs, at every size both kernels' `@kl
 -- requires` allow and every seed.
 --
---   correct.stage(session, base, cand, w, seeds, which) -> stage, bench_size
---       which = "test" skips the bench sizes (emu). stage = { verdict,
+--   correct.stage(session, base, cand, w, seeds, which [, drawn]) -> stage, bench_size
+--       which = "test" skips the bench sizes (emu); drawn seeds (drawn at
+--       random per evaluation) are tried at the test sizes. stage = { verdict,
 --       message, trials, sizes, skipped, at, retried }; bench_size is the
 --       first bench size both kernels allow, for the profile stage.
 --
@@ -36,6 +37,7 @@ local function trial(s, base, cand, w, size, seed)
   s:alloc(w, p)
   local sums = s:reference(base, w, p, seed)
   s:run(cand, w, p)
+  s:check_canaries()
   local t = { size = size.label, params = p, seed = seed, outputs = {} }
   local inputs = inputs_of(w)
   if #inputs > 0 then
@@ -70,7 +72,9 @@ local function trial_with_retry(s, base, cand, w, size, seed, stage)
   return verdicts.catch(trial, s, base, cand, w, size, seed)
 end
 
-function M.stage(s, base, cand, w, seeds, which)
+function M.stage(s, base, cand, w, fixed_seeds, which, drawn)
+  local with_drawn = { table.unpack(fixed_seeds) }
+  for _, seed in ipairs(drawn or {}) do with_drawn[#with_drawn + 1] = seed end
   local stage = { trials = {}, sizes = 0, skipped = {} }
   local bench_size
   for _, size in ipairs(workload.sizes(w)) do
@@ -83,7 +87,7 @@ function M.stage(s, base, cand, w, seeds, which)
       stage.skipped[#stage.skipped + 1] = { size = size.label, why = "baseline: " .. gb.why }
     else
       stage.sizes = stage.sizes + 1
-      for _, seed in ipairs(seeds) do
+      for _, seed in ipairs(size.bench and fixed_seeds or with_drawn) do
         local t, f = trial_with_retry(s, base, cand, w, size, seed, stage)
         if not t then
           stage.verdict, stage.message = f.verdict, f.message

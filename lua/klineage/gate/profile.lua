@@ -1,7 +1,8 @@
 -- The profile and metrics stages: the candidate timed at a bench size by
--- the worker (CUPTI, L2 flushed, adaptive samples), its output checked
--- again on fresh inputs afterwards, and its time held to the roofline
--- bound of the device's measured ceilings.
+-- the worker (CUPTI, L2 flushed, adaptive samples, every sample on inputs
+-- of its own and freshly poisoned outputs), its output checked again on
+-- fresh inputs afterwards, and its time held to the anti-cheat bound of
+-- the device's measured ceilings.
 --
 --   profile.stage(session, base, cand, w, p, opts) -> stage
 --       opts = { max_seconds, min_samples, max_samples, warmup,
@@ -11,14 +12,35 @@ local workload = require "klineage.workload"
 
 local M = {}
 
--- A time under this fraction of the roofline bound is rejected: the bound
--- comes from measured ceilings, so the margin covers their own error.
+-- A time under this fraction of the anti-cheat bound is rejected: the
+-- bound comes from measured ceilings, so the margin covers their own error.
 M.ROOFLINE_MARGIN = 0.85
+
+-- The anti-cheat bound is the workload's compulsory bytes at the fastest
+-- bandwidth the memory system was seen to reach: no correct kernel moves
+-- them faster. The flop count is information only: an algorithm may need
+-- fewer operations than the spec's formula counts (Winograd, FFT), and a
+-- bound built on it would reject an honest kernel.
+local function bounds(stage, ceil, sec)
+  -- reading alone beats a copy on HBM, and a bound must never be slower than possible
+  local mem_gbps = math.max(ceil.copy_gbps, ceil.read_gbps or 0)
+  local bytes_s = stage.bytes / (mem_gbps * 1e9)
+  local flops_s = stage.flops / (ceil.fp32_tflops * 1e12)
+  stage.roofline_ms = math.max(bytes_s, flops_s) * 1e3
+  stage.pct_of_roofline = math.max(bytes_s, flops_s) / sec * 100
+  stage.pct_of_fp32_peak = flops_s / sec * 100
+  stage.anticheat = { bound = "compulsory bytes at the measured peak bandwidth", ms = bytes_s * 1e3,
+                      margin = M.ROOFLINE_MARGIN, mem_gbps = mem_gbps }
+  if sec < M.ROOFLINE_MARGIN * bytes_s then
+    return string.format("%.4f ms is under the compulsory-bytes bound %.4f ms (%.4g bytes at %.0f GB/s)",
+      stage.median_ms, bytes_s * 1e3, stage.bytes, mem_gbps)
+  end
+end
 
 function M.stage(s, base, cand, w, p, opts)
   local stage = {}
-  local steps = s:launches_at(cand, w, p)
-  local t = s:call({ op = "time", sequence = steps, max_seconds = opts.max_seconds or 2,
+  local steps, setup = s:launches_at(cand, w, p)
+  local t = s:call({ op = "time", sequence = steps, before_sample = setup, max_seconds = opts.max_seconds or 2,
                      min_samples = opts.min_samples, max_samples = opts.max_samples, warmup = opts.warmup },
                    opts.profile_timeout)
   for k, v in pairs(t) do if k ~= "id" and k ~= "ok" then stage[k] = v end end
@@ -32,6 +54,7 @@ function M.stage(s, base, cand, w, p, opts)
   -- right: catches results cached across launches and state that decays.
   s:reference(base, w, p, opts.recheck_seed or 7919)
   s:run(cand, w, p)
+  s:check_canaries()
   local recheck = { pass = true }
   for _, c in ipairs(s:compare_outputs(w)) do
     if not c.pass then
@@ -39,18 +62,10 @@ function M.stage(s, base, cand, w, p, opts)
     end
   end
   stage.recheck = recheck
-  local ceil = opts.ceilings
-  if ceil then
-    -- The fastest the memory system was seen to move bytes: reading alone
-    -- beats a copy on HBM, and a bound must never be slower than possible.
-    local mem_gbps = math.max(ceil.copy_gbps, ceil.read_gbps or 0)
-    local bound_s = math.max(stage.bytes / (mem_gbps * 1e9), stage.flops / (ceil.fp32_tflops * 1e12))
-    stage.roofline_ms = bound_s * 1e3
-    stage.pct_of_roofline = bound_s / sec * 100
-    if sec < M.ROOFLINE_MARGIN * bound_s then
-      stage.verdict = "suspicious"
-      stage.message = string.format("%.4f ms is under the roofline bound %.4f ms (memory %.0f GB/s, fp32 %.1f TFLOP/s)",
-        stage.median_ms, bound_s * 1e3, mem_gbps, ceil.fp32_tflops)
+  if opts.ceilings then
+    local under = bounds(stage, opts.ceilings, sec)
+    if under then
+      stage.verdict, stage.message = "suspicious", under
       return stage
     end
   end

@@ -7,12 +7,17 @@
 --   s:call(req [, timeout]) -> reply
 --   s:load(k)                     the prepared kernel k into the worker, once
 --   s:alloc(w, p)                 every buffer of workload w at params p
---   s:fill(w, p, seed) -> input checksums
+--   s:fill(w, p, seed [, role]) -> input checksums; role "baseline" gives
+--       integer outputs another poison byte than the candidate's run gets
 --   s:run(k, w, p) -> steps       one run (a launch, or w.run's sequence)
 --   s:reference(base, w, p, seed) -> checksums: the baseline's outputs kept
---       as "<name>@ref", the inputs filled again
---   s:compare_outputs(w) -> { compare replies, each with .buffer }
---   s:launches_at(k, w, p) -> steps   set size p up afresh, for timing
+--       as "<name>@ref" (and checksummed), the inputs filled again
+--   s:compare_outputs(w) -> { compare replies, each with .buffer }; raises
+--       out_of_bounds when the reference copy changed since it was taken
+--   s:check_canaries()            raises out_of_bounds when a buffer's guard
+--       regions changed (the worker checks; cuda has them)
+--   s:launches_at(k, w, p) -> steps, setup   size p set up afresh for timing:
+--       the candidate's launches, and the requests that set up each sample
 --   session.guarded(fn, ...) -> fn's stage, or a stage made of the failure
 --       it raised ({ verdict, message, signal, code, stderr })
 local annotations = require "klineage.annotations"
@@ -146,6 +151,7 @@ function Session:run(k, w, p)
     steps[#steps + 1] = req
   end
   function ctx.read(_, buf, i)
+    steps.data_dependent = true -- the launches that follow depend on the data
     local v = self:call({ op = "read", buffer = buf, index = i }).value
     -- JSON has one number type: an integer buffer's element comes back an integer.
     local b = w.buffer_by_name[buf]
@@ -180,9 +186,21 @@ local function input_key(w, p, seed, name)
   return table.concat(parts, "|")
 end
 
+-- The poison byte of integer outputs, by seed and role. For floats 0xFF is
+-- NaN every time, which never passes. For integers 0xFF is -1, a value a
+-- kernel may legitimately write (an unreached vertex, a missed ray): the
+-- byte changes with the seed, so an element left unwritten cannot match
+-- the reference in every trial, and the baseline's run and the
+-- candidate's always get different bytes, so an element that neither
+-- writes cannot compare equal either.
+local INT_POISON = { 0xFF, 0xA5, 0x5A }
+local function int_poison(seed, role)
+  return INT_POISON[(seed + (role == "baseline" and 1 or 0)) % 3 + 1]
+end
+
 -- Fills every buffer from the seed (the same seed gives the same bytes) and
 -- poisons the outputs that have no init. Returns the input checksums.
-function Session:fill(w, p, seed)
+function Session:fill(w, p, seed, role)
   local device_init, custom, poison = {}, {}, {}
   for _, b in ipairs(w.buffer_list) do
     if b.poisoned then
@@ -217,16 +235,12 @@ function Session:fill(w, p, seed)
     for k, v in pairs(self:call({ op = "checksum", buffers = custom }).checksums) do sums[k] = v end
   end
   if #poison > 0 then
-    -- Floats are poisoned with NaN (0xFF bytes) every time. For integers
-    -- 0xFF is -1, a value a kernel may legitimately write (an unreached
-    -- vertex, a missed ray): the byte changes with the seed, so an element
-    -- left unwritten cannot match the reference in every trial.
     local floats, ints = {}, {}
     for _, name in ipairs(poison) do
       if workload.is_float(w.buffer_by_name[name].type) then floats[#floats + 1] = name else ints[#ints + 1] = name end
     end
     if #floats > 0 then self:call { op = "poison", buffers = floats } end
-    if #ints > 0 then self:call { op = "poison", buffers = ints, byte = ({ 0xFF, 0xA5, 0x5A })[seed % 3 + 1] } end
+    if #ints > 0 then self:call { op = "poison", buffers = ints, byte = int_poison(seed, role) } end
   end
   return sums
 end
@@ -236,7 +250,7 @@ end
 -- checksums of that second fill. Whatever goes wrong while the baseline
 -- runs is the baseline's: it is raised as baseline_broken.
 function Session:reference(base, w, p, seed)
-  self:fill(w, p, seed)
+  self:fill(w, p, seed, "baseline")
   local ok, f = verdicts.catch(self.run, self, base, w, p)
   if not ok then
     if f.verdict == "worker_lost" or f.verdict == "io_error" then error(f, 0) end
@@ -244,11 +258,32 @@ function Session:reference(base, w, p, seed)
       { cause = f.verdict })
   end
   self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
-  return self:fill(w, p, seed)
+  -- The copy lies in the candidate's address space: its checksum, taken
+  -- now, shows a candidate that wrote into it.
+  self.ref_sums = self:call({ op = "checksum", buffers = M.ref_names(w) }).checksums
+  return self:fill(w, p, seed, "candidate")
+end
+
+function M.ref_names(w)
+  local names = {}
+  for i, name in ipairs(w.outputs) do names[i] = name .. "@ref" end
+  return names
+end
+
+function Session:check_canaries()
+  self:call { op = "canaries" }
 end
 
 -- Every output compared with its reference, each result tagged with its buffer.
 function Session:compare_outputs(w)
+  if self.ref_sums then
+    local now = self:call({ op = "checksum", buffers = M.ref_names(w) }).checksums
+    for _, name in ipairs(M.ref_names(w)) do
+      if now[name] ~= self.ref_sums[name] then
+        verdicts.raise("out_of_bounds", string.format("the kernel wrote into the reference copy of '%s'", name:match("^(.*)@")))
+      end
+    end
+  end
   local results = {}
   for _, name in ipairs(w.outputs) do
     local tol = workload.tolerance(w, name)
@@ -259,12 +294,56 @@ function Session:compare_outputs(w)
   return results
 end
 
+-- The seeds of timed samples: sample n regenerates its inputs from
+-- SAMPLE_SEED + n (protocol.lua, "time"), far from the trials' seeds.
+M.SAMPLE_SEED = 1000003
+
+-- The requests that set the buffers up for one timed sample, as a fill
+-- leaves them: every generated buffer generated again (the worker steps
+-- the seed per sample, so a kernel that keys a cache on its inputs finds
+-- new ones each time), every host-built one restored from the copy taken
+-- here, every pure output poisoned again (so no sample finds the output of
+-- the one before). Call it right after a fill.
+function Session:sample_setup(w)
+  local init, custom, floats, ints = {}, {}, {}, {}
+  for _, b in ipairs(w.buffer_list) do
+    if b.poisoned then
+      local list = workload.is_float(b.type) and floats or ints
+      list[#list + 1] = b.name
+    elseif type(b.init) == "function" then
+      custom[#custom + 1] = b.name
+    else
+      init[#init + 1] = { name = b.name, init = b.init or "zeros", stream = b.stream }
+    end
+  end
+  local setup = {}
+  if #init > 0 then setup[#setup + 1] = { op = "init", seed = M.SAMPLE_SEED, seed_step = 1, buffers = init } end
+  if #custom > 0 then
+    self:call { op = "snapshot", buffers = custom, as = "fresh" }
+    setup[#setup + 1] = { op = "restore", buffers = custom, from = "fresh" }
+  end
+  if #floats > 0 then setup[#setup + 1] = { op = "poison", buffers = floats } end
+  if #ints > 0 then setup[#setup + 1] = { op = "poison", buffers = ints, byte = INT_POISON[1] } end
+  return setup
+end
+
 -- The buffers hold whatever size correctness ran last: sets size p up
--- again (seed 1) and returns the candidate's launches there, to replay.
+-- again (seed 1) and returns the candidate's launches there, to replay,
+-- and the setup of each timed sample.
 function Session:launches_at(k, w, p)
   self:alloc(w, p)
   self:fill(w, p, 1)
-  return self:run(k, w, p)
+  local setup = self:sample_setup(w) -- before the run: its copies are of the inputs as filled
+  local steps = self:run(k, w, p)
+  if steps.data_dependent then
+    -- A run whose launches depended on the data (a `run` that read a
+    -- buffer) replays those same launches every sample: its inputs are
+    -- generated again from the seed they were recorded with.
+    for _, step in ipairs(setup) do
+      if step.op == "init" then step.seed, step.seed_step = 1, 0 end
+    end
+  end
+  return steps, setup
 end
 
 -- A stage from a raised failure, keeping what the record needs.

@@ -28,6 +28,15 @@ local M = {}
 -- Modules kept loaded at once (worker/resident.lua says why there is a bound).
 M.RESIDENT_MODULES = 16
 
+-- Canaries: each buffer lies between two regions of CANARY_BYTES set to
+-- CANARY_BYTE, checked after the candidate's runs (the "canaries" request
+-- and the end of "time"), so that a write out of bounds on the GPU is a
+-- verdict and not luck. A write further away than the canary lands
+-- elsewhere: the reference copy is checksummed for that (gate/session.lua).
+M.CANARY_BYTES = 16384
+local CANARY_BYTE = 0xC3
+local CANARY = string.rep(string.char(CANARY_BYTE), M.CANARY_BYTES)
+
 local Worker = {}
 Worker.__index = Worker
 
@@ -126,23 +135,42 @@ function Worker:func(entry, name)
 end
 
 function Worker:alloc(req)
-  for _, b in pairs(self.buffers) do b.mem:close() end
+  for _, b in pairs(self.buffers) do (b.raw or b.mem):close() end
   self.buffers = {}
   for _, spec in ipairs(req.buffers) do
     local size = randgen.size(spec.type)
     local count = protocol.integer(spec.count)
     if not size or not count or count < 0 then bad("alloc: bad buffer " .. tostring(spec.name)) end
-    local mem, err = self.ctx:alloc(math.max(count * size, 1))
-    if not mem then return nil, verdicts.failure("bad_request", "alloc " .. spec.name .. ": " .. err) end
-    self.buffers[spec.name] = { mem = mem, type = spec.type, count = count, size = count * size }
+    local body, c = math.max(count * size, 1), M.CANARY_BYTES
+    local raw, err = self.ctx:alloc(body + 2 * c)
+    if not raw then return nil, verdicts.failure("bad_request", "alloc " .. spec.name .. ": " .. err) end
+    local guards = { raw:view(0, c), raw:view(c + body, c) }
+    for _, g in ipairs(guards) do assert(g:fill_u32(CANARY_BYTE * 0x01010101)) end
+    self.buffers[spec.name] = { mem = raw:view(c, body), raw = raw, guards = guards, type = spec.type,
+                                count = count, size = count * size }
   end
   return {}
 end
 
-function Worker:init(req)
-  local seed = protocol.integer(req.seed)
-  if not seed then bad("init: seed must be an integer") end
-  for _, spec in ipairs(req.buffers) do
+-- Every buffer's canaries intact, or the failure out_of_bounds naming the
+-- buffers whose canaries changed (and which side).
+function Worker:canaries()
+  local hit = {}
+  for name, b in pairs(self.buffers) do
+    for side, g in ipairs(b.guards or {}) do
+      if assert(g:download()) ~= CANARY then
+        hit[#hit + 1] = string.format("%s (%s)", name, side == 1 and "before its start" or "past its end")
+      end
+    end
+  end
+  if #hit == 0 then return {} end
+  table.sort(hit)
+  return nil, verdicts.failure("out_of_bounds", "the kernel wrote outside its buffers: " .. table.concat(hit, ", "))
+end
+
+-- Generates the buffers of an init request from seed (no sync, no checksum).
+function Worker:generate(buffers, seed)
+  for _, spec in ipairs(buffers) do
     local b = self:buffer(spec.name)
     local init, lo, hi = spec.init, 0, 0
     if type(init) == "table" then init, lo, hi = init[1], protocol.integer(init[2]), protocol.integer(init[3]) end
@@ -163,6 +191,12 @@ function Worker:init(req)
       end
     end
   end
+end
+
+function Worker:init(req)
+  local seed = protocol.integer(req.seed)
+  if not seed then bad("init: seed must be an integer") end
+  self:generate(req.buffers, seed)
   self:sync("init")
   local names = {}
   for i, spec in ipairs(req.buffers) do names[i] = spec.name end
@@ -218,6 +252,33 @@ function Worker:poison(req)
   local byte = protocol.integer(req.byte) or 0xFF
   for _, name in ipairs(req.buffers) do assert(self:buffer(name).mem:fill_u32(byte * 0x01010101)) end
   return {}
+end
+
+-- Copies "<name>@<from>" (a snapshot) back into each buffer.
+function Worker:restore(req)
+  for _, name in ipairs(req.buffers) do
+    local copy = self.buffers[name .. "@" .. tostring(req.from)]
+    if not copy then bad("restore: no snapshot " .. name .. "@" .. tostring(req.from)) end
+    if copy.size > 0 then assert(self:buffer(name).mem:copy_from(copy.mem)) end
+  end
+  return {}
+end
+
+-- Sets the buffers up for timed sample n (protocol.lua, "time"), outside
+-- the timed region: init steps regenerate from seed + n, restore and
+-- poison steps as their requests.
+function Worker:sample_setup(setup, n)
+  for _, step in ipairs(setup) do
+    if step.op == "init" then
+      local seed = protocol.integer(step.seed)
+      if not seed then bad("time: a before_sample init needs an integer seed") end
+      self:generate(step.buffers, seed + n * (protocol.integer(step.seed_step) or 1))
+    elseif step.op == "restore" or step.op == "poison" then
+      self[step.op](self, step)
+    else
+      bad("time: before_sample holds init, restore and poison steps only")
+    end
+  end
 end
 
 function Worker:zero(req)
@@ -377,8 +438,13 @@ end
 function Worker:time(req)
   local run = self:sequence(req.sequence)
   self.timer = self.timer or gpu_timer.new(self.ctx, self.dev)
+  local setup, n = req.before_sample, 0
   local result = sampler.run {
     sample = function()
+      if setup then
+        n = n + 1
+        self:sample_setup(setup, n)
+      end
       local ns, info = self.timer:sample(run)
       if not ns then fault("time: " .. info.message) end
       return ns, info
@@ -394,6 +460,9 @@ function Worker:time(req)
     event_ns[i] = info.event_ns
   end
   table.sort(clocks)
+  -- Many launches ran: a write out of bounds in any of them shows now.
+  local intact, cf = self:canaries()
+  if not intact then return nil, cf end
   local ms = {}
   for i, ns in ipairs(result.samples) do ms[i] = ns / 1e6 end
   return {

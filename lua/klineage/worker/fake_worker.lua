@@ -12,6 +12,13 @@
 --   fault()                        replies verdict "fault", as a sticky device error
 --   hang()                         never returns (the pool's timeout ends it)
 --   saxpy_slow(n, a, x, y)         saxpy after 20 ms (a long run to interrupt)
+--   poly(n, degree, x, y, z)       y[i] += p(x[i]), z[i] = p(x[i]) / 2, f32
+--   poly_skip_written, poly_own_last, poly_memo (same arguments)
+--                                  poly, skipping the work where an earlier
+--                                  launch left the answer (tests/adversarial/timing/)
+--   saxpy_writes_reference(n, a, x, y)  saxpy, then it changes y@ref, the
+--                                  reference copy the gate compares y with, as
+--                                  a kernel reaching it by address would
 --   saxpy_killed_once(n, a, x, y)  the first time (no file at
 --                                  $KLINEAGE_FAKE_KILLED_ONCE yet) creates that
 --                                  file and SIGKILLs its own worker, as the OOM
@@ -67,6 +74,11 @@ kernels.saxpy_slow = function(self, args)
   proc.sleep(0.02)
   saxpy(self, args, false)
 end
+kernels.saxpy_writes_reference = function(self, args)
+  saxpy(self, args, false)
+  local ref = self.buffers["y@ref"]
+  if ref then ref.data = randgen.pack("f32", { 0.0 }) .. ref.data:sub(5) end
+end
 kernels.saxpy_killed_once = function(self, args)
   local flag = os.getenv("KLINEAGE_FAKE_KILLED_ONCE")
   local seen = flag and io.open(flag, "rb")
@@ -77,6 +89,63 @@ kernels.saxpy_killed_once = function(self, args)
   end
   saxpy(self, args, false)
 end
+-- The poly kernels (tests/fixtures/workloads/poly): honest, and three that
+-- skip the work by reading what an earlier launch left behind
+-- (tests/adversarial/timing/). A little work per element, so that skipping
+-- it shows in the fake's host timing.
+local function poly_value(v, degree)
+  local acc = 0.0
+  for k = degree, 0, -1 do acc = acc * v + 1.0 / (k + 1) end
+  return acc
+end
+-- skip(i, x, y, z) -> nil to compute, or the y and z to write instead;
+-- remember(i, x, y_in, y, z) is told each answer computed. Each element
+-- computed is counted (M.computed), and a time reply gives the count per
+-- sample: host times on a busy machine are too noisy to tell a skipped
+-- element, a count is not.
+M.computed = 0
+local function poly(args, skip, remember)
+  local n, degree, x, y, z = protocol.integer(args[1]), protocol.integer(args[2]), args[3], args[4], args[5]
+  local xs, ys = randgen.unpack(x.type, x.data), randgen.unpack(y.type, y.data)
+  local zs = randgen.unpack(z.type, z.data)
+  for i = 1, math.min(n, #ys) do
+    local sy, sz
+    if skip then sy, sz = skip(i, xs[i], ys[i], zs[i]) end
+    if sy then
+      ys[i], zs[i] = sy, sz
+    else
+      M.computed = M.computed + 1
+      local p, yin = poly_value(xs[i], degree), ys[i]
+      ys[i], zs[i] = yin + p, 0.5 * p
+      if remember then remember(i, xs[i], yin, ys[i], zs[i]) end
+    end
+  end
+  y.data, z.data = randgen.pack(y.type, ys), randgen.pack(z.type, zs)
+end
+kernels.poly = function(_, args) poly(args) end
+kernels.poly_skip_written = function(_, args)
+  poly(args, function(_, _, yv, zv)
+    if zv == zv then return yv + 2 * zv, zv end -- z is a number: an earlier launch's
+  end)
+end
+-- Values are kept as they are stored (f32), so that a lookup compares alike.
+local function f32(v) return string.unpack("<f", string.pack("<f", v)) end
+kernels.poly_own_last = function(self, args)
+  self.last_y = self.last_y or {}
+  local last = self.last_y
+  poly(args, function(i, _, yv, zv)
+    if zv == zv and last[i] == yv then return yv, zv end -- its own output, untouched
+  end, function(i, _, _, yv) last[i] = f32(yv) end)
+end
+kernels.poly_memo = function(self, args)
+  self.memo = self.memo or {}
+  local memo = self.memo
+  poly(args, function(i, xv, yv)
+    local m = memo[i]
+    if m and m.x == xv and m.y_in == yv then return m.y, m.z end -- the same inputs as last time
+  end, function(i, xv, yin, yv, zv) memo[i] = { x = xv, y_in = yin, y = f32(yv), z = f32(zv) } end)
+end
+
 -- A kernel that faults, as a trap or an illegal address does on a GPU.
 kernels.fault = function()
   verdicts.raise("fault", "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered (fake)")
@@ -191,6 +260,17 @@ function Fake:snapshot(req)
   return {}
 end
 
+function Fake:restore(req)
+  for _, name in ipairs(req.buffers) do
+    local copy = self.buffers[name .. "@" .. tostring(req.from)]
+    if not copy then return nil, verdicts.failure("bad_request", "restore: no snapshot " .. name) end
+    buffer(self, name).data = copy.data
+  end
+  return {}
+end
+
+function Fake:canaries() return {} end -- host strings: nothing lies beside them
+
 function Fake:compare(req)
   local out, ref = buffer(self, req.buffer), buffer(self, req.against)
   return randgen.compare(out.type, out.data, ref.data, { rtol = req.rtol or 0, atol = req.atol or 0 })
@@ -205,10 +285,21 @@ end
 -- Host wall time of the Lua kernels: a real measurement of the fake, and
 -- labelled as such (source = "host").
 function Fake:time(req)
-  local samples = {}
+  local samples, computed = {}, {}
   local n = protocol.integer(req.min_samples) or 5
   for s = 1, n do
-    local t0 = host.clock()
+    for _, step in ipairs(req.before_sample or {}) do
+      local setup = step
+      if step.op == "init" then
+        setup = setmetatable({ seed = protocol.integer(step.seed) + s * (protocol.integer(step.seed_step) or 1) },
+          { __index = step })
+      elseif step.op ~= "restore" and step.op ~= "poison" then
+        return nil, verdicts.failure("bad_request", "time: before_sample holds init, restore and poison steps only")
+      end
+      local r, f = self[step.op](self, setup)
+      if not r then return nil, f end
+    end
+    local t0, c0 = host.clock(), M.computed
     for _, step in ipairs(req.sequence) do
       local fn = self[step.op]
       if step.op ~= "launch" and step.op ~= "zero" then
@@ -218,13 +309,14 @@ function Fake:time(req)
       if not r then return nil, f end
     end
     samples[s] = (host.clock() - t0) * 1e3
+    computed[s] = M.computed - c0
   end
   local sorted = { table.unpack(samples) }
   table.sort(sorted)
   local median = sorted[(#sorted + 1) // 2]
   -- No confidence interval: the fake's numbers time Lua, not a kernel.
   return { samples_ms = samples, median_ms = median, range_ms = { sorted[1], sorted[#sorted] },
-           clock_mhz = 0, throttled = false, source = "host" }
+           clock_mhz = 0, throttled = false, source = "host", computed = computed }
 end
 
 function Fake:bye() return {} end

@@ -208,8 +208,9 @@ local function receive(self, t)
   end
   if reply.ok == false then
     local info = { message = tostring(reply.error or "failed"), reply = reply }
-    if reply.verdict == "fault" then
-      -- The worker exits after a sticky device error; collect its stderr.
+    if protocol.FATAL[reply.verdict] then
+      -- The worker exits after a sticky device error or a write out of
+      -- bounds (its memory is no longer trusted); collect its stderr.
       local dead = bury(w, false)
       info.stderr, info.code, info.signal = dead.stderr, dead.code, dead.signal
     end

@@ -12,9 +12,9 @@
 --          or { "id": 7, "ok": false, "error": "message", "verdict": "fault" }
 --
 -- `verdict` in a failed reply is one of the gate's verdicts ("fault",
--- "unsupported", "bad_request"); after a "fault" reply the worker exits
--- (a CUDA context is unusable after a sticky error) and the pool restarts
--- it. A worker that dies without replying is a "fault" (its exit status
+-- "unsupported", "bad_request"); after a "fault" or "out_of_bounds" reply
+-- the worker exits (a CUDA context is unusable after a sticky error, and
+-- memory written out of bounds is not trusted) and the pool restarts it. A worker that dies without replying is a "fault" (its exit status
 -- or signal and its stderr tail are the detail); one that does not answer
 -- within the request's timeout is killed: "timeout".
 --
@@ -60,13 +60,24 @@
 --   read     { buffer = "C" [, index = i (0-based)] }
 --            -> { data_b64 } or { value } for one element
 --   snapshot { buffers = { "C" }, as = "ref" }  copies outputs aside as "C@ref" -> {}
+--   restore  { buffers = { "C" }, from = "fresh" }  copies "C@fresh" back into C -> {}
+--   canaries {} -> {} when the guard regions around every buffer are intact,
+--            else the failure out_of_bounds naming the buffers (cuda; emu
+--            has guard pages that fault at once, fake has nothing to check)
 --   compare  { buffer = "C", against = "C@ref", rtol, atol }
 --            |out - ref| <= atol + rtol * max|ref|, NaN/Inf never pass, integer
 --            types exact -> { pass, max_abs, max_rel, max_ref, tolerance,
 --                             first_bad (1-based), bad_count, nonfinite, count }
 --   checksum { buffers = { "A", ... } } -> { checksums = { A = checksum } }
 --   time     { sequence = { <launch or zero request>, ... }, warmup, min_samples,
---              max_samples, max_seconds, target_noise = 0.01, flush_l2 = true }
+--              max_samples, max_seconds, target_noise = 0.01, flush_l2 = true,
+--              before_sample = { <init, restore or poison request>, ... } }
+--            before_sample runs before every sample (warm-up included),
+--            outside the timed region and before the L2 flush; an init
+--            step of sample n uses seed + n * seed_step (seed_step = 1 by
+--            default), so no two samples see the same inputs and no sample
+--            finds an earlier sample's output. The canaries are checked
+--            after the last sample.
 --            -> { samples_ms = {...}, median_ms, ci_ms = { lo, hi }, clock_mhz,
 --                 throttled, source = "cupti"|"events"|"host" }
 --   metrics  { sequence = {...}, names = { "dram__bytes_read.sum", ... } }
@@ -88,9 +99,13 @@ local M = {}
 
 M.VERSION = 1
 
+-- The verdicts after which a worker exits once it has replied: its context
+-- or its memory can no longer be trusted, and the pool starts a fresh one.
+M.FATAL = { fault = true, out_of_bounds = true }
+
 M.OPS = {
   "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read",
-  "snapshot", "compare", "checksum", "time", "metrics", "vendor", "bye",
+  "snapshot", "restore", "canaries", "compare", "checksum", "time", "metrics", "vendor", "bye",
 }
 M.OP_SET = {}
 for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end

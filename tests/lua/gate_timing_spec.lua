@@ -1,0 +1,71 @@
+-- Every timed sample starts from inputs of its own and freshly set-up
+-- outputs (gate/session.lua, sample_setup): a kernel that reads what an
+-- earlier launch left behind, to skip its work, is timed doing the whole
+-- work. On the fake worker, whose kernels are Lua: it counts the elements
+-- each sample computed (host times on a busy machine are too noisy to
+-- judge by); tests/gpu/gate_spec.lua times the CUDA kernels on the H200.
+local gate = require "klineage.gate"
+local kernel = require "klineage.gate.kernel"
+local session = require "klineage.gate.session"
+local workload = require "klineage.workload"
+local pool_mod = require "klineage.worker.pool"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local fixture = here .. "/../fixtures/workloads/poly"
+local adversarial = here .. "/../adversarial/timing"
+
+-- Each cheat, its entry, and the setup under which it would be fast: none
+-- at all, or the outputs set up again from the same inputs every sample.
+local CHEATS = {
+  { file = "skip_written", entry = "poly_skip_written", fast_with = "nothing" },
+  { file = "own_last_output", entry = "poly_own_last", fast_with = "nothing" },
+  { file = "memo_inputs", entry = "poly_memo", fast_with = "the same inputs" },
+}
+local OPTS = { min_samples = 5, max_samples = 5 }
+
+-- the fewest elements any sample computed
+local function least(t)
+  local m = math.huge
+  for _, c in ipairs(t.computed) do m = math.min(m, c) end
+  return m
+end
+
+describe("timed samples on the fake worker", function()
+  local w = assert(workload.load(fixture))
+  local pool = assert(pool_mod.new { backend = "fake", timeout = 60 })
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local honest = gate.evaluate(ctx, { file = fixture .. "/v0.cu" }, w, OPTS)
+
+  it("times the honest kernel", function()
+    expect(honest.verdict):equals("ok")
+    expect(#honest.stages.profile.samples_ms):equals(5)
+    expect(least(honest.stages.profile)):equals(w.params.n)
+  end)
+
+  for _, c in ipairs(CHEATS) do
+    local file = adversarial .. "/" .. c.file .. ".cu"
+    it(c.file .. " passes and is timed doing the whole work", function()
+      local r = gate.evaluate(ctx, { file = file, kernel = c.entry }, w, OPTS)
+      expect(r.verdict):equals("ok")
+      expect(least(r.stages.profile)):equals(w.params.n)
+    end)
+
+    -- The control: the same launches timed with samples set up as the
+    -- gate did before (no setup, or no new inputs) are fast, so the case
+    -- above checks something.
+    it(c.file .. " is fast when samples are set up with " .. c.fast_with, function()
+      local k = assert(kernel.prepare({ file = file, kernel = c.entry }, w, ctx.arch))
+      local s = session.new { pool = pool }
+      s:load(k)
+      local steps, setup = s:launches_at(k, w, w.params)
+      if c.fast_with == "nothing" then
+        setup = nil
+      else
+        for _, step in ipairs(setup) do if step.op == "init" then step.seed, step.seed_step = 1, 0 end end
+      end
+      local t = s:call { op = "time", sequence = steps, before_sample = setup, min_samples = 5 }
+      expect(least(t)):at_most(w.params.n // 10)
+    end)
+  end
+  ctx:close(); pool:close()
+end)
