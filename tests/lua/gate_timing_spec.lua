@@ -67,5 +67,28 @@ describe("timed samples on the fake worker", function()
       expect(least(t)):at_most(w.params.n // 10)
     end)
   end
+
+  -- A run that reads a buffer back decides its launches from the data:
+  -- every sample replays the same launches, on the inputs they were
+  -- recorded with.
+  it("replays a data-dependent run whole in every sample", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir .. " && cp " .. fixture .. "/v0.cu " .. dir .. "/v0.cu"))
+    local text = assert(io.open(fixture .. "/workload.lua")):read("a")
+    text = text:gsub('lineage = { "v0.cu" },', [[lineage = { "v0.cu" },
+  run = function(ctx, p)
+    ctx:launch({})
+    if ctx:read("z", 0) == ctx:read("z", 0) then ctx:launch({}) end
+  end,]])
+    local h = assert(io.open(dir .. "/workload.lua", "w"))
+    h:write(text)
+    h:close()
+    local w2 = assert(workload.load(dir))
+    local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w2, OPTS)
+    os.execute("rm -rf " .. dir)
+    expect(r.verdict):equals("ok")
+    expect(least(r.stages.profile)):equals(2 * w2.params.n)
+  end)
   ctx:close(); pool:close()
 end)

@@ -130,7 +130,9 @@ function Session:launch_request(k, w, p, bind)
 end
 
 -- Runs kernel k once at params p: either one launch or the workload's
--- run(ctx, p). Returns the list of steps it made (for timing).
+-- run(ctx, p). Returns the list of steps it made (for timing; a plain
+-- array, as it travels to the worker) and whether they depended on the
+-- data (the run read a buffer back).
 function Session:run(k, w, p)
   local steps = {}
   if not w.run then
@@ -139,7 +141,7 @@ function Session:run(k, w, p)
     steps[1] = req
     return steps
   end
-  local ctx = {}
+  local ctx, data_dependent = {}, false
   function ctx.zero(_, buf)
     local req = { op = "zero", buffer = buf }
     self:call(req)
@@ -151,7 +153,7 @@ function Session:run(k, w, p)
     steps[#steps + 1] = req
   end
   function ctx.read(_, buf, i)
-    steps.data_dependent = true -- the launches that follow depend on the data
+    data_dependent = true -- the launches that follow depend on the data
     local v = self:call({ op = "read", buffer = buf, index = i }).value
     -- JSON has one number type: an integer buffer's element comes back an integer.
     local b = w.buffer_by_name[buf]
@@ -159,7 +161,7 @@ function Session:run(k, w, p)
     return v
   end
   w.run(ctx, p)
-  return steps
+  return steps, data_dependent
 end
 
 -- Allocates every buffer for params p (a new alloc drops the old buffers,
@@ -334,8 +336,8 @@ function Session:launches_at(k, w, p)
   self:alloc(w, p)
   self:fill(w, p, 1)
   local setup = self:sample_setup(w) -- before the run: its copies are of the inputs as filled
-  local steps = self:run(k, w, p)
-  if steps.data_dependent then
+  local steps, data_dependent = self:run(k, w, p)
+  if data_dependent then
     -- A run whose launches depended on the data (a `run` that read a
     -- buffer) replays those same launches every sample: its inputs are
     -- generated again from the seed they were recorded with.
