@@ -12,6 +12,9 @@
 --   s:reference(base, w, p, seed) -> checksums: the baseline's outputs kept
 --       as "<name>@ref", the inputs filled again
 --   s:compare_outputs(w) -> { compare replies, each with .buffer }
+--   s:compare_against(w, as) -> the same, against the copies "<name>@<as>"
+--   session.mismatch(c) -> a failed compare reply c in one line: the first
+--       bad index and the largest errors
 --   s:launches_at(k, w, p) -> steps   set size p up afresh, for timing
 --   session.guarded(fn, ...) -> fn's stage, or a stage made of the failure
 --       it raised ({ verdict, message, signal, code, stderr })
@@ -257,6 +260,25 @@ function Session:compare_outputs(w)
     results[#results + 1] = c
   end
   return results
+end
+
+-- Every output compared with its copy "<name>@<as>" (another snapshot, or
+-- the C reference's outputs uploaded there), each result tagged with its buffer.
+function Session:compare_against(w, as)
+  local results = {}
+  for _, name in ipairs(w.outputs) do
+    local tol = workload.tolerance(w, name)
+    local c = self:call { op = "compare", buffer = name, against = name .. "@" .. as, rtol = tol.rtol, atol = tol.atol }
+    c.buffer = name
+    results[#results + 1] = c
+  end
+  return results
+end
+
+function M.mismatch(c)
+  return string.format("%s: %d of %d elements off (first at index %d, max abs %.3g, max rel %.3g, tolerance %.3g%s)",
+    c.buffer, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
+    c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
 end
 
 -- The buffers hold whatever size correctness ran last: sets size p up
