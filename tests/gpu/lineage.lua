@@ -13,7 +13,8 @@ describe(name .. " on the GPU", function()
     it(file, function()
       local r = gate.evaluate(ctx, { file = w.dir .. "/" .. file }, w, { profile = false })
       if r.verdict ~= "ok" then
-        local s = r.stages.correct or r.stages.compile or {}
+        local ref = r.stages.reference
+        local s = (ref and ref.verdict ~= "ok" and ref.verdict ~= "skipped" and ref) or r.stages.correct or r.stages.compile or {}
         fail("%s: %s", r.verdict, tostring(s.message))
       end
       local bench = false
