@@ -249,6 +249,8 @@ describe("gate.evaluate on emu: the baseline against reference.c", function()
     expect(r.verdict):equals("baseline_broken")
     expect(r.blame):equals("baseline")
     expect(r.stages.reference.cause):equals("wrong")
+    expect(r.stages.reference.compare.bad_count):equals(33)
+    expect(r.stages.reference.at):equals({ size = "test 1", seed = 1 })
     expect(r.stages.reference.message):contains("disagrees with the C reference (reference.c) at test 1, seed 1: y: 33 of 33 elements off (first at index 0")
     expect(r.stages.correct):is_nil()
     -- a right candidate judged against that v0 is not blamed either
@@ -276,6 +278,19 @@ describe("gate.evaluate on emu: the baseline against reference.c", function()
     local again = gate.evaluate(ctx, { file = w.dir .. "/v0.cu" }, w, { seeds = { 4 } })
     expect(again.verdict):equals("ok")
     expect(again.stages.reference.verdict):equals("ok")
+  end)
+
+  it("gives a reference that hangs bad_input once its request's time is up", function()
+    local hang = "void reference(int M, int N, const float *A, const float *x, float *y) {\n"
+      .. "  volatile int spin = 1;\n  while (spin) {}\n  (void)M; (void)N; (void)A; (void)x; (void)y;\n}\n"
+    local d = gemv_variant('"reference.c"', { ["reference.c"] = hang })
+    local wh = assert(workload.load(d))
+    local quick = assert(context.new { backend = "emu", journal = false, timeout = 3 })
+    local r = gate.evaluate(quick, { file = d .. "/v0.cu" }, wh)
+    expect(r.verdict):equals("bad_input")
+    expect(r.stages.reference.cause):equals("timeout")
+    expect(r.stages.reference.message):contains("did not finish in time at test 1, seed 1")
+    quick:close()
   end)
 
   it("says a workload without a C reference has its baseline as the reference", function()

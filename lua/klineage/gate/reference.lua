@@ -9,8 +9,13 @@
 --       record.stages.reference = reference.stage(...); the verdict to end
 --       the evaluation with when the check did not pass
 --   reference.stage(ctx, base, w [, { seeds, worker, async }]) -> stage
---       stage = { verdict, message, sizes, trials, seeds, skipped, at,
---                 backend, reference = { file, sha256 }, ms, reused }
+--       stage = { verdict, message, sizes (how many), trials, seeds,
+--                 skipped = { { size, why } }, backend (where the baseline
+--                 ran), reference = { file, sha256 }, ms, compiled (this
+--                 check built the .so), reused (kept from an earlier
+--                 evaluation), and on a failure cause, at = { size, seed },
+--                 compare (the failed compare reply), log (a compile
+--                 error's), signal, code, stderr, retried }
 --   reference.parameters(w) -> params | nil, failure (bad_input)
 --       reference.c's `reference` declaration read with kl.source and
 --       checked against the spec's args, by count, name, and kind (a
@@ -171,7 +176,7 @@ function M.wrapper(w, params)
     string.format("void %s(void **a);", M.ENTRY),
     string.format("void %s(void **a) {", M.ENTRY),
     string.format("  %s(%s);", M.FUNCTION, table.concat(call, ",\n    ")),
-    "  (void)a;",
+    "  (void)a;", -- a reference of no arguments leaves it unused
     "}",
     "",
   }, "\n")
@@ -377,7 +382,8 @@ function M.stage(ctx, base, w, opts)
   local ok, f = verdicts.catch(check, ctx, base, w, opts, stage)
   if not ok then
     for k, v in pairs(session.stage_of(f)) do stage[k] = v end
-    stage.log = f.log and f.log:sub(1, 4000) or nil
+    stage.log = f.log and f.log:sub(1, 4000) or nil -- a compile error's
+    stage.compare = f.compare -- a disagreement's numbers
   end
   stage.ms = (host.clock() - t0) * 1e3
   if KEPT[stage.verdict] then ctx.reference_checks[key] = stage end
