@@ -15,6 +15,14 @@
  *       info = { switches = n, output = captured printf text }
  *       verdict = { verdict = "fault" | "divergent barrier" | "launch error" | "timeout",
  *                   message, block = {x,y,z}, thread = {x,y,z}, output }
+ *   emu.load_host(path) -> HostLibrary | nil, err       a plain host shared object
+ *     host:call(symbol, args)   calls void symbol(void **argv) once, where
+ *       argv[i] points at argument i's value: args[i] is a Buffer (the value
+ *       is its data pointer) or { type, value } with a scalar type name of
+ *       lua/kernel_args.h. The pointers are lent for the call only; the
+ *       caller keeps the buffers alive, and the function must not keep them.
+ *       A crash inside the function is not caught: it ends the process (the
+ *       emu worker's pool reports the death). host:close()
  *   emu.hash(str, ...) -> 32 hex digits                for the compile cache
  *   emu.fiber_benchmark(fibers, rounds [, "asm" | "ucontext"]) -> switches/s
  *
@@ -37,6 +45,7 @@
 
 #define BUFFER_MT "kl.EmuBuffer"
 #define LIBRARY_MT "kl.EmuLibrary"
+#define HOST_MT "kl.EmuHostLibrary"
 #define MAX_PARAMS 256
 
 /* --- buffers ----------------------------------------------------------------- */
@@ -421,6 +430,97 @@ static const luaL_Reg library_meta[] = {
     {"__gc", library_gc}, {"__close", library_gc}, {"__tostring", library_tostring}, {NULL, NULL},
 };
 
+/* --- host libraries ----------------------------------------------------------- */
+
+/* A shared object of ordinary host code (a workload's C reference), called
+ * through one `void f(void **argv)` entry; kernels go through Library. */
+typedef struct {
+  void *handle; /* NULL once closed */
+} host_box;
+
+static host_box *check_host_box(lua_State *L, int i) { return luaL_checkudata(L, i, HOST_MT); }
+
+static int host_gc(lua_State *L) {
+  host_box *box = check_host_box(L, 1);
+  if (box->handle) dlclose(box->handle);
+  box->handle = NULL;
+  return 0;
+}
+
+static int emu_load_host(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  host_box *box = lua_newuserdatauv(L, sizeof *box, 0);
+  box->handle = NULL;
+  luaL_setmetatable(L, HOST_MT);
+  box->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!box->handle) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "cannot load '%s': %s", path, dlerror());
+    return 2;
+  }
+  return 1;
+}
+
+typedef void (*host_fn)(void **);
+
+static int host_call(lua_State *L) {
+  host_box *box = check_host_box(L, 1);
+  if (!box->handle) return luaL_argerror(L, 1, "host library was closed");
+  const char *symbol = luaL_checkstring(L, 2);
+  luaL_checktype(L, 3, LUA_TTABLE);
+  lua_Integer count = (lua_Integer)lua_rawlen(L, 3);
+  luaL_argcheck(L, count <= MAX_PARAMS, 3, "too many arguments");
+  host_fn fn = NULL;
+  void *sym = dlsym(box->handle, symbol);
+  memcpy(&fn, &sym, sizeof fn); /* object pointer to function pointer, as POSIX allows */
+  if (!fn) return luaL_error(L, "kl.emu: no function '%s' in the host library", symbol);
+  /* argv, then one 16-byte slot per argument: a userdata, so a raise while
+   * packing leaks nothing. */
+  size_t head = ((size_t)count * sizeof(void *) + 15u) & ~(size_t)15u;
+  unsigned char *store = lua_newuserdatauv(L, head + (size_t)count * 16u + 16u, 0);
+  void **argv = (void **)store;
+  unsigned char *slots = (unsigned char *)(((uintptr_t)(store + head) + 15u) & ~(uintptr_t)15u);
+  for (lua_Integer i = 0; i < count; i++) {
+    unsigned char *slot = slots + (size_t)i * 16u;
+    memset(slot, 0, 16);
+    argv[i] = slot;
+    lua_rawgeti(L, 3, i + 1);
+    int v = lua_gettop(L);
+    if (luaL_testudata(L, v, BUFFER_MT)) {
+      void *p = check_buffer(L, v)->data;
+      memcpy(slot, &p, sizeof p);
+    } else if (lua_istable(L, v)) {
+      lua_rawgeti(L, v, 1);
+      lua_rawgeti(L, v, 2);
+      const char *type = lua_tostring(L, -2);
+      if (!type || !kl_scalar_known(type))
+        return luaL_error(L, "kl.emu: host argument %d: expected a Buffer or {type, value} with a scalar type",
+                          (int)i + 1);
+      kl_pack_scalar(L, lua_gettop(L), type, (int)i + 1, "kl.emu", slot);
+      lua_pop(L, 2);
+    } else {
+      return luaL_error(L, "kl.emu: host argument %d is a %s: pass a Buffer or {type, value}", (int)i + 1,
+                        luaL_typename(L, v));
+    }
+    lua_pop(L, 1);
+  }
+  fn(argv);
+  return 0;
+}
+
+static int host_tostring(lua_State *L) {
+  host_box *box = check_host_box(L, 1);
+  lua_pushstring(L, box->handle ? "kl.EmuHostLibrary" : "kl.EmuHostLibrary (closed)");
+  return 1;
+}
+
+static const luaL_Reg host_methods[] = {
+    {"call", host_call}, {"close", host_gc}, {NULL, NULL},
+};
+static const luaL_Reg host_meta[] = {
+    {"__gc", host_gc}, {"__close", host_gc}, {"__tostring", host_tostring}, {NULL, NULL},
+};
+
 /* --- utilities ------------------------------------------------------------------ */
 
 /* Two FNV-1a lanes with different offsets and a final avalanche: 128 bits,
@@ -469,6 +569,7 @@ static int emu_fiber_benchmark(lua_State *L) {
 static const luaL_Reg emu_functions[] = {
     {"alloc", emu_alloc},
     {"load", emu_load},
+    {"load_host", emu_load_host},
     {"hash", emu_hash},
     {"fiber_benchmark", emu_fiber_benchmark},
     {NULL, NULL},
@@ -486,6 +587,7 @@ static void new_type(lua_State *L, const char *mt, const luaL_Reg *meta, const l
 int luaopen_kl_emu(lua_State *L) {
   new_type(L, BUFFER_MT, buffer_meta, buffer_methods);
   new_type(L, LIBRARY_MT, library_meta, library_methods);
+  new_type(L, HOST_MT, host_meta, host_methods);
   luaL_newlib(L, emu_functions);
   lua_pushinteger(L, KL_EMU_ABI_VERSION);
   lua_setfield(L, -2, "abi");

@@ -28,7 +28,12 @@
 --       io_error failure when the journal cannot take it)
 --   ctx:store_source(text) -> the text's path relative to the run folder
 --       (src/<sha256>.cu), or nil with no run folder
---   ctx:close()   the pool (unless it was given) and the journal
+--   ctx:reference_pool() -> pool | nil, failure   where workloads' C
+--       references run (gate/reference.lua): the context's own pool on emu,
+--       else an emu pool started on first use and closed by ctx:close()
+--   ctx.reference_checks = { [key] = stage }: the C reference checks this
+--       context has made (gate/reference.lua keys and fills it)
+--   ctx:close()   the pools (unless given) and the journal
 local backends = require "klineage.backends"
 local runs = require "klineage.runs"
 local verdicts = require "klineage.verdicts"
@@ -46,7 +51,8 @@ end
 
 function M.new(opts)
   opts = opts or {}
-  local self = setmetatable({ budget = { limit = opts.budget, used = 0 }, own_pool = false }, Context)
+  local self = setmetatable({ budget = { limit = opts.budget, used = 0 }, own_pool = false,
+                              reference_checks = {} }, Context)
   if opts.budget ~= nil and (math.type(opts.budget) ~= "integer" or opts.budget < 0) then
     return nil, verdicts.failure("bad_input", "the budget must be a whole number of gate cycles >= 0, got " .. tostring(opts.budget))
   end
@@ -134,9 +140,23 @@ function Context:store_source(text)
   return rel
 end
 
+-- An emu worker runs the C references whatever the run's backend is: they
+-- are host code, and its buffers are host memory.
+function Context:reference_pool()
+  if self.backend == "emu" then return self.pool end
+  if not self.emu_pool then
+    local pool, f = backends.pool("emu", { timeout = self.timeout })
+    if not pool then return nil, f end
+    self.emu_pool = pool
+  end
+  return self.emu_pool
+end
+
 function Context:close()
   if self.own_pool and self.pool then self.pool:close() end
   self.pool = nil
+  if self.emu_pool then self.emu_pool:close() end
+  self.emu_pool = nil
   if self.run then self.run:close() end
 end
 Context.__close = Context.close

@@ -16,6 +16,9 @@
 --            answers verdict "fault" with the emulator's message; printf
 --            output goes to stderr, never into the protocol stream
 --   time, metrics  answer "unsupported": no timing on emu
+--   host_reference (emu only) calls a workload's compiled C reference on the
+--            worker's buffers, through kl.emu's load_host; the engine
+--            compiled it, the worker only opens it
 local emu = require "klineage.emu"
 local protocol = require "klineage.worker.protocol"
 local resident = require "klineage.worker.resident"
@@ -166,6 +169,23 @@ function Worker:launch(req)
   if info and info.output and #info.output > 0 then io.stderr:write(info.output) end -- a failure keeps it too
   if ok then return { ms = ms, source = "host" } end
   return nil, info
+end
+
+-- The C reference (protocol.lua, "host_reference"): opened for this one
+-- call and closed again, so a cache entry is never held open; the buffers
+-- are lent to it for the call.
+function Worker:host_reference(req)
+  if type(req.so_path) ~= "string" then bad("host_reference: so_path must be a path") end
+  local args = {}
+  for i, a in ipairs(req.args) do
+    if a[1] == "buf" then args[i] = self:buffer(a[2]).mem else args[i] = { a[1], a[2] } end
+  end
+  local lib <close>, err = kemu.load_host(req.so_path)
+  if not lib then bad("host_reference: " .. err) end
+  local t0 = host.clock()
+  local ok, cerr = pcall(lib.call, lib, "kl_reference_entry", args)
+  if not ok then bad("host_reference: " .. tostring(cerr)) end
+  return { ms = (host.clock() - t0) * 1e3, source = "host" }
 end
 
 function Worker:read(req)

@@ -35,7 +35,7 @@ local function ratio(num, den) return (num and den) and num / den or nil end
 
 local function failure_message(r)
   local st = r.stages or {}
-  for _, name in ipairs({ "profile", "correct", "compile" }) do
+  for _, name in ipairs({ "profile", "correct", "reference", "compile" }) do
     if st[name] and st[name].message and st[name].verdict ~= "ok" and st[name].verdict ~= "skipped" then
       return st[name].message
     end

@@ -54,7 +54,7 @@ M.list = {
   { id = "out_of_bounds", stage = "run", blame = "candidate", meaning = "the kernel wrote outside its buffers: a canary around one, or the reference copy, changed" },
   { id = "suspicious", stage = "profile", blame = "candidate", meaning = "faster than the anti-cheat bound that no correct kernel can beat" },
   { id = "stale_after_timing", stage = "profile", blame = "candidate", meaning = "the output was wrong on fresh inputs after the timed launches" },
-  { id = "baseline_broken", stage = "any", blame = "baseline", meaning = "the baseline failed to compile, run or agree with itself: the candidate was not judged" },
+  { id = "baseline_broken", stage = "any", blame = "baseline", meaning = "the baseline failed to compile, run, agree with itself or agree with the workload's C reference: the candidate was not judged" },
   { id = "budget_exhausted", stage = "any", blame = "budget", meaning = "the run's budget of gate cycles is spent: the candidate was not judged" },
   { id = "worker_unavailable", stage = "run", blame = "engine", meaning = "the worker process could not be started, or did not answer its hello" },
   { id = "worker_lost", stage = "run", blame = "engine", meaning = "the worker died from outside (killed, out of memory) twice while running a kernel" },

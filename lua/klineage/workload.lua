@@ -21,7 +21,18 @@
 --
 -- w keeps the spec's fields and adds: path, dir, buffer_list (sorted
 -- { name, type, count (compiled expr), init, output, stream }), outputs
--- (names), flops_expr, bytes_expr.
+-- (names), flops_expr, bytes_expr, and reference.
+--
+-- reference = "reference.c": the workload's C reference, a file in the
+-- spec's folder (a path relative to it) that defines
+-- `void reference(<the args, in the order of args>)`, a buffer as a pointer
+-- to its element type, a parameter as its scalar type. gate/reference.lua
+-- checks the baseline against it at the test sizes. There is no default:
+-- a spec without `reference` (or with reference = false) has none, and its
+-- baseline is the reference. w.reference is then nil, else
+-- { file = as written, path, sha256, source = the text read here }.
+-- The declaration itself is checked against args when the reference is
+-- compiled (gate/reference.lua), where the types are needed.
 local expr = require "klineage.expr"
 local randgen = require "kl.randgen"
 local verdicts = require "klineage.verdicts"
@@ -269,6 +280,19 @@ local function validate(spec, path, dir)
     end
   end
   if spec.run ~= nil and type(spec.run) ~= "function" then invalid(path, "run", "must be a function(ctx, p)") end
+  w.reference = nil
+  if spec.reference ~= nil and spec.reference ~= false then
+    local f = spec.reference
+    if type(f) ~= "string" or f == "" or f:sub(1, 1) == "/" then
+      invalid(path, "reference", "must name a C file in the spec's folder (a relative path), got %s",
+        type(f) == "string" and string.format("%q", f) or type(f))
+    end
+    local rpath = dir .. "/" .. f
+    -- read_text refuses a missing file, a folder and a binary file
+    local text, rerr = require("klineage.files").read_text(rpath)
+    if not text then invalid(path, "reference", "%s", rerr.message) end
+    w.reference = { file = f, path = rpath, sha256 = require("kl.hash").sha256(text), source = text }
+  end
   -- vendor = { name = "cuBLAS SGEMM", routine = "sgemm_rowmajor", args = { names of params and buffers } }:
   -- the library routine the bench measures in the same run, as the bar.
   if spec.vendor ~= nil then

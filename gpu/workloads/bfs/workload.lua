@@ -146,6 +146,8 @@ return {
     bits = { "u32", "cdiv(V, 32)", scratch = true },  -- visited bitmask (v5 on)
   },
   args = { "V", "depth", "frontier", "graph", "level", "qa", "qb", "count", "bits" },
+  -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
+  reference = "reference.c",
   -- level is i32: exact comparison.
   -- Every vertex's row offsets must be read and its level written; edges may
   -- be skipped (direction-optimizing), so only 8 bytes per vertex are a sure

@@ -24,6 +24,8 @@ return {
     y = { "f32", "N*K*H*W", output = true },
   },
   args = { "N", "C", "K", "H", "W", "x", "w", "y" },
+  -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
+  reference = "reference.c",
   -- Each output sums C * 9 products of numbers in [-1, 1): at C = 128 that
   -- is 1152 terms, and fp32 rounding in any summation order stays near
   -- 1e-6 of max|y|, so 1e-4 passes every order and still catches a lost

@@ -23,6 +23,8 @@ return {
     out = { "f32", "1", init = "zeros", output = true },
   },
   args = { "n", "x", "partial", "out" },
+  -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
+  reference = "reference.c",
   -- The sum of 2^28 values in [-1, 1) is about 9.5e3 in magnitude and may
   -- lie near 0; fp32 rounding in any of these summation orders has a
   -- standard deviation near 1e-2 at that size (estimated, not measured), so

@@ -19,6 +19,8 @@ return {
     C = { "f32", "M*N", init = "uniform", output = true },
   },
   args = { "M", "N", "K", "alpha", "A", "B", "beta", "C" },
+  -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
+  reference = "reference.c",
   -- Each element sums K products of numbers in [-1, 1): rounding in fp32
   -- stays near 1e-6 of max|C| even at K = 4096, so 1e-4 leaves room for a
   -- different summation order and still catches a lost or doubled k-tile.

@@ -14,6 +14,9 @@ folder's path; the one taken is printed): compiles it, checks it against the lin
 over every size its `@kl requires` allows and three seeds, times it at the
 bench size (CUPTI, L2 flushed, adaptive samples) and, with --metrics, reads
 the default CUPTI metric set. Without --kernel, the lineage's last version.
+When the workload declares a C reference (reference = "reference.c"), the
+first version is checked against it first, at the test sizes (the "cref"
+line); a first version that disagrees is baseline_broken.
 On the emu backend (no GPU) it checks correctness at the test sizes only,
 and says that there is no timing.
 
@@ -57,6 +60,7 @@ options:
       io.stdout:write(string.format("%s on %s (%s%s): %s\n", file, r.device and r.device.name or backend, backend,
         why and ", " .. why or "", r.verdict))
       show_stage("compile", r.stages.compile, io.stdout)
+      show_stage("cref", r.stages.reference, io.stdout)
       show_stage("correct", r.stages.correct, io.stdout)
       local p = r.stages.profile
       if p and p.median_ms then

@@ -39,6 +39,7 @@ local annotations = require "klineage.annotations"
 local correct = require "klineage.gate.correct"
 local kernel = require "klineage.gate.kernel"
 local profile = require "klineage.gate.profile"
+local reference = require "klineage.gate.reference"
 local runs = require "klineage.runs"
 local session = require "klineage.gate.session"
 local verdicts = require "klineage.verdicts"
@@ -176,6 +177,8 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
     return "baseline_broken"
   end
   add_occupancy(cstage, cand, w, ctx.arch)
+  local rverdict = reference.judge(ctx, record, base, w, options, opts) -- the baseline against reference.c
+  if rverdict then return rverdict end
   local s = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async }
   local t0 = host.clock()
   record.drawn_seeds = draw_seeds(options.random_seeds)

@@ -82,6 +82,16 @@
 --                 throttled, source = "cupti"|"events"|"host" }
 --   metrics  { sequence = {...}, names = { "dram__bytes_read.sum", ... } }
 --            -> { values = { [name] = number }, passes }
+--   host_reference { so_path = "/cache/cref_<key>.so", args = <as launch> }
+--            (emu only; the cuda and fake workers answer "unsupported")
+--            dlopens so_path, a host shared object the engine compiled from
+--            a workload's C reference (gate/reference.lua), only reading it,
+--            and calls its `void kl_reference_entry(void **args)` once on
+--            the worker's buffers: args[i] points at argument i's value,
+--            a buffer's host address or a scalar packed as its kind. The
+--            library is closed again before the reply; a crash inside it
+--            kills the worker (the pool reports a "fault" with the signal)
+--            -> { ms = host wall time }
 --   vendor   { library = "cublas", routine = "sgemm_rowmajor", args = <as launch> }
 --            one call of a vendor library routine on the worker's context
 --            (cuda only), synchronized; also a step of a time sequence   -> {}
@@ -105,7 +115,11 @@ M.FATAL = { fault = true, out_of_bounds = true }
 
 M.OPS = {
   "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read",
+<<<<<<< HEAD
   "snapshot", "restore", "canaries", "compare", "checksum", "time", "metrics", "vendor", "bye",
+=======
+  "snapshot", "compare", "checksum", "time", "metrics", "vendor", "host_reference", "bye",
+>>>>>>> i12-reference
 }
 M.OP_SET = {}
 for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end
@@ -206,7 +220,7 @@ local function check_request_(req)
     launch = { "module", "kernel", "grid", "block", "args" }, read = { "buffer" },
     snapshot = { "buffers", "as" }, compare = { "buffer", "against" },
     checksum = { "buffers" }, time = { "sequence" }, metrics = { "sequence", "names" },
-    vendor = { "routine", "args" },
+    vendor = { "routine", "args" }, host_reference = { "so_path", "args" },
   }
   for _, field in ipairs(need[req.op] or {}) do
     if req[field] == nil then return nil, string.format("%s: missing field '%s'", req.op, field) end
@@ -220,10 +234,13 @@ local function check_request_(req)
         if not n or n < 1 then return nil, "launch: " .. k .. " must be 1 to 3 positive integers" end
       end
     end
+  end
+  if req.op == "launch" or req.op == "host_reference" then
+    if type(req.args) ~= "table" then return nil, req.op .. ": args must be a list" end
     for i, a in ipairs(req.args) do
-      if type(a) ~= "table" or #a ~= 2 then return nil, string.format("launch: args[%d] must be [kind, value]", i) end
+      if type(a) ~= "table" or #a ~= 2 then return nil, string.format("%s: args[%d] must be [kind, value]", req.op, i) end
       if a[1] ~= "buf" and not M.SCALAR_TYPES[a[1]] then
-        return nil, string.format("launch: args[%d] has unknown kind '%s'", i, tostring(a[1]))
+        return nil, string.format("%s: args[%d] has unknown kind '%s'", req.op, i, tostring(a[1]))
       end
     end
   end
