@@ -4,6 +4,8 @@
 --
 --   compile   NVRTC through the content-addressed cache; ptxas resources and
 --             theoretical occupancy at the bench launch   (gate/kernel.lua)
+--   reference the baseline against the workload's C reference at the test
+--             sizes, once per run context               (gate/reference.lua)
 --   correct   against the baseline kernel run in the same worker, at every
 --             size both kernels' `@kl requires` allow and several seeds, on
 --             identical fresh inputs; pure outputs poisoned before each
@@ -122,7 +124,8 @@ local function new_record(ctx, candidate, w, opts, options)
   if btext then record.baseline.sha256, record.baseline.source = hash.sha256(btext), ctx:store_source(btext) end
   record.key = runs.key {
     candidate = record.candidate.sha256, entry = candidate.kernel or w.kernel, baseline = record.baseline.sha256,
-    spec = w.sha256, backend = ctx.backend, arch = ctx.arch, options = options,
+    spec = w.sha256, reference = w.reference and w.reference.sha256, backend = ctx.backend, arch = ctx.arch,
+    options = options,
   }
   return record, text, base_c
 end
