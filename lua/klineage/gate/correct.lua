@@ -54,10 +54,7 @@ local function trial(s, base, cand, w, size, seed)
   for _, c in ipairs(s:compare_outputs(w)) do
     t.outputs[#t.outputs + 1] = c
     if not c.pass then
-      t.pass, t.verdict = false, "wrong"
-      t.message = string.format("%s: %d of %d elements off (first at index %d, max abs %.3g, max rel %.3g, tolerance %.3g%s)",
-        c.buffer, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
-        c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
+      t.pass, t.verdict, t.message = false, "wrong", session_mod.mismatch(c)
     end
   end
   return t

@@ -11,22 +11,16 @@
 --       integer outputs another poison byte than the candidate's run gets
 --   s:run(k, w, p) -> steps       one run (a launch, or w.run's sequence)
 --   s:reference(base, w, p, seed) -> checksums: the baseline's outputs kept
-<<<<<<< HEAD
 --       as "<name>@ref" (and checksummed), the inputs filled again
 --   s:compare_outputs(w) -> { compare replies, each with .buffer }; raises
 --       out_of_bounds when the reference copy changed since it was taken
+--   s:compare_against(w, as) -> the same, against the copies "<name>@<as>"
+--   session.mismatch(c) -> a failed compare reply c in one line: the first
+--       bad index and the largest errors
 --   s:check_canaries()            raises out_of_bounds when a buffer's guard
 --       regions changed (the worker checks; cuda has them)
 --   s:launches_at(k, w, p) -> steps, setup   size p set up afresh for timing:
 --       the candidate's launches, and the requests that set up each sample
-=======
---       as "<name>@ref", the inputs filled again
---   s:compare_outputs(w) -> { compare replies, each with .buffer }
---   s:compare_against(w, as) -> the same, against the copies "<name>@<as>"
---   session.mismatch(c) -> a failed compare reply c in one line: the first
---       bad index and the largest errors
---   s:launches_at(k, w, p) -> steps   set size p up afresh, for timing
->>>>>>> i12-reference
 --   session.guarded(fn, ...) -> fn's stage, or a stage made of the failure
 --       it raised ({ verdict, message, signal, code, stderr })
 local annotations = require "klineage.annotations"
@@ -295,17 +289,28 @@ function Session:compare_outputs(w)
       end
     end
   end
+  return self:compare_against(w, "ref")
+end
+
+-- Every output compared with its copy "<name>@<as>" (another snapshot, or
+-- the C reference's outputs uploaded there), each result tagged with its buffer.
+function Session:compare_against(w, as)
   local results = {}
   for _, name in ipairs(w.outputs) do
     local tol = workload.tolerance(w, name)
-    local c = self:call { op = "compare", buffer = name, against = name .. "@ref", rtol = tol.rtol, atol = tol.atol }
+    local c = self:call { op = "compare", buffer = name, against = name .. "@" .. as, rtol = tol.rtol, atol = tol.atol }
     c.buffer = name
     results[#results + 1] = c
   end
   return results
 end
 
-<<<<<<< HEAD
+function M.mismatch(c)
+  return string.format("%s: %d of %d elements off (first at index %d, max abs %.3g, max rel %.3g, tolerance %.3g%s)",
+    c.buffer, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
+    c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
+end
+
 -- The seeds of timed samples: sample n regenerates its inputs from
 -- SAMPLE_SEED + n (protocol.lua, "time"), far from the trials' seeds.
 M.SAMPLE_SEED = 1000003
@@ -337,25 +342,6 @@ function Session:sample_setup(w)
   if #floats > 0 then setup[#setup + 1] = { op = "poison", buffers = floats } end
   if #ints > 0 then setup[#setup + 1] = { op = "poison", buffers = ints, byte = INT_POISON[1] } end
   return setup
-=======
--- Every output compared with its copy "<name>@<as>" (another snapshot, or
--- the C reference's outputs uploaded there), each result tagged with its buffer.
-function Session:compare_against(w, as)
-  local results = {}
-  for _, name in ipairs(w.outputs) do
-    local tol = workload.tolerance(w, name)
-    local c = self:call { op = "compare", buffer = name, against = name .. "@" .. as, rtol = tol.rtol, atol = tol.atol }
-    c.buffer = name
-    results[#results + 1] = c
-  end
-  return results
-end
-
-function M.mismatch(c)
-  return string.format("%s: %d of %d elements off (first at index %d, max abs %.3g, max rel %.3g, tolerance %.3g%s)",
-    c.buffer, c.bad_count, c.count, (c.first_bad or 1) - 1, c.max_abs, c.max_rel, c.tolerance,
-    c.nonfinite > 0 and string.format(", %d not finite", c.nonfinite) or "")
->>>>>>> i12-reference
 end
 
 -- The buffers hold whatever size correctness ran last: sets size p up

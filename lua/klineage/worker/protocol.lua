@@ -115,11 +115,7 @@ M.FATAL = { fault = true, out_of_bounds = true }
 
 M.OPS = {
   "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read",
-<<<<<<< HEAD
-  "snapshot", "restore", "canaries", "compare", "checksum", "time", "metrics", "vendor", "bye",
-=======
-  "snapshot", "compare", "checksum", "time", "metrics", "vendor", "host_reference", "bye",
->>>>>>> i12-reference
+  "snapshot", "restore", "canaries", "compare", "checksum", "time", "metrics", "vendor", "host_reference", "bye",
 }
 M.OP_SET = {}
 for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end
