@@ -1,23 +1,38 @@
 -- Reading and writing the project's files with one-line, user-facing errors.
 --
+--   files.MAX_SOURCE_BYTES = 4 MiB: the largest source file read_text takes
 --   files.read_text(path) -> text | nil, failure (bad_input: missing,
---       unreadable, a directory, or binary: a NUL byte)
+--       unreadable, not a regular file (a directory, a FIFO, a device such
+--       as /dev/zero: refused before a byte is read, so nothing blocks or
+--       fills memory), over MAX_SOURCE_BYTES, or binary: a NUL byte)
+--   files.display(path) -> path with control characters as C escapes
+--       (\n, \t, \ooo), for one-line messages
 --   files.write_atomic(path, data) -> true | nil, failure (io_error)
 local verdicts = require "klineage.verdicts"
 
 local M = {}
 
+M.MAX_SOURCE_BYTES = 4 * 1024 * 1024
+
+local ESCAPES = { ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
+
+function M.display(path)
+  return (tostring(path):gsub("[%c]", function(c) return ESCAPES[c] or string.format("\\%03o", c:byte()) end))
+end
+
 function M.read_text(path)
-  local h, err = io.open(path, "rb")
-  if not h then
-    return nil, verdicts.failure("bad_input", (err:gsub("^" .. path:gsub("%p", "%%%0") .. ": ", "cannot open '" .. path .. "': ")))
+  local shown = M.display(path)
+  local data, why, stage = require("kl.nvrtc").read_source(path, M.MAX_SOURCE_BYTES)
+  if not data then
+    if stage == "open" then return nil, verdicts.failure("bad_input", string.format("cannot open '%s': %s", shown, why)) end
+    if stage == "size" then
+      why = why:gsub("over the limit of %d+", string.format("over the %d MiB limit of a source file", M.MAX_SOURCE_BYTES >> 20))
+    end
+    return nil, verdicts.failure("bad_input", string.format("cannot read '%s': %s", shown, why))
   end
-  local data, rerr = h:read("a")
-  h:close()
-  if not data then return nil, verdicts.failure("bad_input", string.format("cannot read '%s': %s", path, rerr or "read error")) end
   local nul = data:find("\0", 1, true)
   if nul then
-    return nil, verdicts.failure("bad_input", string.format("'%s' is a binary file (NUL byte at offset %d), not CUDA source", path, nul - 1))
+    return nil, verdicts.failure("bad_input", string.format("'%s' is a binary file (NUL byte at offset %d), not CUDA source", shown, nul - 1))
   end
   return data
 end
