@@ -10,7 +10,11 @@
  *   result = { ptx, cubin (nil for compute_XX), log, arch,
  *              functions = { [name] = { registers, smem, ... } },
  *              lowered = { [expr] = mangled } }
- *   details = { log, file, line, col, severity, message }
+ *   details = { log, file, line, col, severity, message }, or { log, result }
+ *     when NVRTC failed for another reason than the source: result is
+ *     NVRTC's name for it ("NVRTC_ERROR_INVALID_OPTION": a bad option or
+ *     arch) and the message is the log's error line, else "nvrtc: " and
+ *     that name
  *     message is "file:line:col: severity: text" where NVRTC gives a
  *     location, else "file: " and the first error line of the log (ptxas
  *     reports its errors without one: "ptxas error   : Entry function 'k'
@@ -275,12 +279,21 @@ static int nvrtc_compile(lua_State *L) {
     return push_failure(L, name, lua_tostring(L, log_idx));
   }
   if (cr != NVRTC_SUCCESS) {
+    /* Not the source's fault: an option NVRTC refused, or NVRTC itself.
+     * The log's first line says which option. */
     program_destroy(box);
+    kl_diagnostic d;
+    kl_nvrtc_first_diagnostic(lua_tostring(L, log_idx), &d);
     lua_pushnil(L);
-    lua_pushfstring(L, "nvrtc: %s", nvrtcGetErrorString(cr));
-    lua_createtable(L, 0, 1);
+    if (d.message[0])
+      lua_pushstring(L, d.message); /* "nvrtc: error: unrecognized option --x found" */
+    else
+      lua_pushfstring(L, "nvrtc: %s", nvrtcGetErrorString(cr));
+    lua_createtable(L, 0, 2);
     lua_pushvalue(L, log_idx);
     lua_setfield(L, -2, "log");
+    lua_pushstring(L, nvrtcGetErrorString(cr));
+    lua_setfield(L, -2, "result");
     return 3;
   }
 

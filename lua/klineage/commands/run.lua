@@ -1,6 +1,7 @@
 return {
   summary = "run a Lua workflow script with the kl modules available",
   usage = "usage: klineage run SCRIPT.lua [ARGS...]",
+  passthrough = true, -- ARGS are the script's, a --help among them too
   help = [[
 Runs SCRIPT.lua in the engine's Lua state. The script sees the global
 `arg` (arg[0] is the script, arg[1..] its arguments) and can require the

@@ -1,4 +1,5 @@
 return {
+  flags = { verbose = "boolean" },
   summary = "run Lua spec files (describe/it/expect) inside the engine",
   usage = "usage: klineage test [--verbose] FILE...",
   help = [[
