@@ -164,15 +164,38 @@ static int caret_column(const char *line) {
   return col >= 1 ? col : 1;
 }
 
+/* A line that reports an error with no source location: ptxas's
+ * ("ptxas error   : Entry function 'k' uses too much shared data ..."),
+ * ptxas's fatal ones, nvlink's, or NVRTC's own ("nvrtc: error: ..."). The
+ * word must stand alone and be followed by a colon, so a kernel named
+ * error_kernel in a resource report is no error. */
+static int is_unlocated_error(const char *line) {
+  static const char *const words[] = {"error", "fatal"};
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+    size_t n = strlen(words[i]);
+    for (const char *q = strstr(line, words[i]); q; q = strstr(q + 1, words[i])) {
+      if (q > line && q[-1] != ' ') continue;
+      const char *after = q + n;
+      while (*after == ' ') after++;
+      if (*after == ':') return 1;
+    }
+  }
+  return 0;
+}
+
 int kl_nvrtc_first_diagnostic(const char *log, kl_diagnostic *d) {
-  char line[1024], first_text[512] = "";
+  char line[1024], first_text[512] = "", first_error[512] = "";
   kl_diagnostic warning;
   int have_warning = 0;
   memset(d, 0, sizeof *d);
   for (const char *p = log; (p = next_line(p, line, sizeof line));) {
     kl_diagnostic cur;
     if (!first_text[0] && line[0]) snprintf(first_text, sizeof first_text, "%.*s", (int)sizeof first_text - 1, line);
-    if (!parse_diag_head(line, &cur)) continue;
+    if (!parse_diag_head(line, &cur)) {
+      if (!first_error[0] && is_unlocated_error(line))
+        snprintf(first_error, sizeof first_error, "%.*s", (int)sizeof first_error - 1, line);
+      continue;
+    }
     /* Look ahead: source line, then caret line. */
     char src[1024], caret[1024];
     const char *q = next_line(p, src, sizeof src);
@@ -186,10 +209,25 @@ int kl_nvrtc_first_diagnostic(const char *log, kl_diagnostic *d) {
       have_warning = 1;
     }
   }
+  /* An error with no location (ptxas's) is the cause of a failure where
+   * the front end only warned. */
+  if (first_error[0]) {
+    snprintf(d->message, sizeof d->message, "%s", first_error);
+    return 0;
+  }
   if (have_warning) {
     *d = warning;
     return 1;
   }
   snprintf(d->message, sizeof d->message, "%s", first_text);
+  return 0;
+}
+
+int kl_nvrtc_log_has_error(const char *log) {
+  char line[1024];
+  for (const char *p = log; (p = next_line(p, line, sizeof line));) {
+    kl_diagnostic cur;
+    if (parse_diag_head(line, &cur) ? strcmp(cur.severity, "warning") != 0 : is_unlocated_error(line)) return 1;
+  }
   return 0;
 }

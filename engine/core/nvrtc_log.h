@@ -33,9 +33,18 @@ typedef struct {
   char message[512];
 } kl_diagnostic;
 
-/* Fills d from the first error (or, failing that, the first warning) in
- * the log. Returns 1 when one was found, else 0 and d->message holds the
- * first non-empty line of the log. */
+/* Fills d from the first error with a location in the log. Returns 1 when
+ * one was found. Otherwise, when a line reports an error with no location
+ * (ptxas: "ptxas error   : Entry function 'k' uses too much shared data
+ * ..."), returns 0 with that line in d->message; failing that, returns 1
+ * for the first located warning; else 0 with the first non-empty line of
+ * the log in d->message. */
 int kl_nvrtc_first_diagnostic(const char *log, kl_diagnostic *d);
+
+/* 1 when the log reports an error (located or not), 0 when it holds only
+ * warnings and reports. NVRTC leaves ptxas's error line out of the log of
+ * a compile run with --ptxas-options=-v: kl.nvrtc checks with this and
+ * compiles again without -v to get it. */
+int kl_nvrtc_log_has_error(const char *log);
 
 #endif

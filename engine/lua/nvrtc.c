@@ -2,21 +2,46 @@
  *
  *   nvrtc.compile(source, opts) -> result | nil, message, details
  *     opts.arch      "sm_90" (default) or "compute_90" (PTX only)
- *     opts.name      file name used in diagnostics (default "kernel.cu")
+ *     opts.name      file name used in diagnostics (default "kernel.cu");
+ *                    its control characters are shown as C escapes (\n,
+ *                    \t, \ooo), so that a diagnostic stays one line
  *     opts.options   extra NVRTC options, a list of strings
  *     opts.names     name expressions to lower ("tmpl<128>"), for templates
  *   result = { ptx, cubin (nil for compute_XX), log, arch,
  *              functions = { [name] = { registers, smem, ... } },
  *              lowered = { [expr] = mangled } }
- *   details = { log, file, line, col, severity, message }
+ *   details = { log, file, line, col, severity, message }, or { log, result }
+ *     when NVRTC failed for another reason than the source: result is
+ *     NVRTC's name for it ("NVRTC_ERROR_INVALID_OPTION": a bad option or
+ *     arch) and the message is the log's error line, else "nvrtc: " and
+ *     that name
+ *     message is "file:line:col: severity: text" where NVRTC gives a
+ *     location, else "file: " and the first error line of the log (ptxas
+ *     reports its errors without one: "ptxas error   : Entry function 'k'
+ *     uses too much shared data ...").
+ *
+ *   nvrtc.read_source(path [, max_bytes]) -> text | nil, message, stage
+ *     Reads a source file for the compiler. The file is opened non-blocking
+ *     and checked with fstat before a byte is read, so a FIFO, a device
+ *     (/dev/zero), a socket or a directory is refused at once instead of
+ *     blocking or filling memory; a file over max_bytes (default 4 MiB),
+ *     or one that grows past it while it is read, is refused too. message
+ *     is the reason alone (no path); stage is "open" (the reason is the
+ *     system's), "type", "size" or "read".
  *
  * A compile error is an expected failure; bad arguments raise. The NVRTC
  * program lives in a boxed userdata so that an error raised mid-compile
- * never leaks it. */
+ * never leaks it; so does the descriptor read_source holds. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -26,8 +51,11 @@
 #include "core/nvrtc_log.h"
 
 #define PROGRAM_MT "kl.NvrtcProgram"
+#define SOURCE_FILE_MT "kl.NvrtcSourceFile"
 #define MAX_OPTIONS 64
 #define MAX_FUNCTIONS 256
+#define SOURCE_MAX_BYTES ((lua_Integer)4 << 20)
+#define VERBOSE_PTXAS "--ptxas-options=-v"
 
 typedef struct {
   nvrtcProgram prog; /* NULL once destroyed */
@@ -101,7 +129,7 @@ static void push_functions(lua_State *L, const char *log) {
   lua_remove(L, -2); /* the scratch userdata */
 }
 
-static int push_failure(lua_State *L, const char *log) {
+static int push_failure(lua_State *L, const char *name, const char *log) {
   kl_diagnostic d;
   int found = kl_nvrtc_first_diagnostic(log, &d);
   lua_pushnil(L);
@@ -110,7 +138,7 @@ static int push_failure(lua_State *L, const char *log) {
   else if (found)
     lua_pushfstring(L, "%s:%d: %s: %s", d.file, d.line, d.severity, d.message);
   else
-    lua_pushfstring(L, "compile failed: %s", d.message[0] ? d.message : "(empty log)");
+    lua_pushfstring(L, "%s: %s", name, d.message[0] ? d.message : "compile failed (empty log)");
   lua_createtable(L, 0, 6);
   lua_pushstring(L, log);
   lua_setfield(L, -2, "log");
@@ -125,6 +153,50 @@ static int push_failure(lua_State *L, const char *log) {
   lua_pushstring(L, d.message);
   lua_setfield(L, -2, "message");
   return 3;
+}
+
+/* Pushes name with its control characters written as C escapes. */
+static const char *push_display_name(lua_State *L, const char *name) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+    char esc[8];
+    if (*p == '\n') luaL_addstring(&b, "\\n");
+    else if (*p == '\t') luaL_addstring(&b, "\\t");
+    else if (*p == '\r') luaL_addstring(&b, "\\r");
+    else if (*p < 0x20 || *p == 0x7f) {
+      snprintf(esc, sizeof esc, "\\%03o", *p);
+      luaL_addstring(&b, esc);
+    } else {
+      luaL_addchar(&b, (char)*p);
+    }
+  }
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
+/* NVRTC (13.0) leaves ptxas's error line out of the log of a compile that
+ * ran ptxas with -v: a kernel with too much shared memory fails with a log
+ * that is only the resource report. Compiles src again without -v and
+ * pushes that log followed by the verbose one, so the error comes first
+ * and the resources stay in view. */
+static void push_log_with_ptxas_error(lua_State *L, const char *src, const char *name,
+                                      const char *const *options, int nopt, int verbose_idx) {
+  const char *quiet[MAX_OPTIONS];
+  int n = 0;
+  for (int i = 0; i < nopt; i++)
+    if (strcmp(options[i], VERBOSE_PTXAS) != 0 && strcmp(options[i], "-Xptxas=-v") != 0) quiet[n++] = options[i];
+  program_box *box = new_program_box(L);
+  check_nvrtc(L, nvrtcCreateProgram(&box->prog, src, name, 0, NULL, NULL), "nvrtcCreateProgram");
+  (void)nvrtcCompileProgram(box->prog, n, quiet); /* it fails again: its log is what we want */
+  push_log(L, box->prog);
+  program_destroy(box);
+  lua_remove(L, -2); /* the box */
+  size_t qn = 0;
+  const char *q = lua_tolstring(L, -1, &qn);
+  lua_pushstring(L, qn && q[qn - 1] != '\n' ? "\n" : "");
+  lua_pushvalue(L, verbose_idx);
+  lua_concat(L, 3);
 }
 
 static int nvrtc_compile(lua_State *L) {
@@ -146,13 +218,13 @@ static int nvrtc_compile(lua_State *L) {
     return luaL_argerror(L, 2, "opts.arch must look like sm_90 or compute_90");
   int want_cubin = strncmp(arch, "sm_", 3) == 0;
   lua_getfield(L, 2, "name"); /* 4 */
-  const char *name = luaL_optstring(L, 4, "kernel.cu");
+  luaL_optstring(L, 4, "kernel.cu");
 
   const char *options[MAX_OPTIONS];
   int nopt = 0;
   lua_pushfstring(L, "-arch=%s", arch); /* 5 */
   options[nopt++] = lua_tostring(L, 5);
-  if (want_cubin) options[nopt++] = "--ptxas-options=-v";
+  if (want_cubin) options[nopt++] = VERBOSE_PTXAS;
   /* Where a driver is present NVRTC reuses cubins from the driver's compute
    * cache and then runs no ptxas, so the log has no resource report. The
    * engine keeps its own content-addressed cache (with the report), so
@@ -186,6 +258,8 @@ static int nvrtc_compile(lua_State *L) {
     }
   }
 
+  const char *name = push_display_name(L, lua_isnil(L, 4) ? "kernel.cu" : lua_tostring(L, 4));
+
   program_box *box = new_program_box(L);
   check_nvrtc(L, nvrtcCreateProgram(&box->prog, src, name, 0, NULL, NULL), "nvrtcCreateProgram");
   for (lua_Integer i = 1; i <= nnames; i++) {
@@ -198,15 +272,28 @@ static int nvrtc_compile(lua_State *L) {
   int log_idx = lua_gettop(L);
   if (cr == NVRTC_ERROR_COMPILATION) {
     program_destroy(box);
-    return push_failure(L, lua_tostring(L, log_idx));
+    if (want_cubin && !kl_nvrtc_log_has_error(lua_tostring(L, log_idx))) {
+      push_log_with_ptxas_error(L, src, name, options, nopt, log_idx);
+      lua_replace(L, log_idx);
+    }
+    return push_failure(L, name, lua_tostring(L, log_idx));
   }
   if (cr != NVRTC_SUCCESS) {
+    /* Not the source's fault: an option NVRTC refused, or NVRTC itself.
+     * The log's first line says which option. */
     program_destroy(box);
+    kl_diagnostic d;
+    kl_nvrtc_first_diagnostic(lua_tostring(L, log_idx), &d);
     lua_pushnil(L);
-    lua_pushfstring(L, "nvrtc: %s", nvrtcGetErrorString(cr));
-    lua_createtable(L, 0, 1);
+    if (d.message[0])
+      lua_pushstring(L, d.message); /* "nvrtc: error: unrecognized option --x found" */
+    else
+      lua_pushfstring(L, "nvrtc: %s", nvrtcGetErrorString(cr));
+    lua_createtable(L, 0, 2);
     lua_pushvalue(L, log_idx);
     lua_setfield(L, -2, "log");
+    lua_pushstring(L, nvrtcGetErrorString(cr));
+    lua_setfield(L, -2, "result");
     return 3;
   }
 
@@ -286,8 +373,100 @@ static int nvrtc_library(lua_State *L) {
   return 1;
 }
 
+static int source_file_close(lua_State *L) {
+  int *fd = luaL_checkudata(L, 1, SOURCE_FILE_MT);
+  if (*fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  return 0;
+}
+
+static const char *file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+/* Closes the box at index box and pushes nil, message, stage. */
+static int read_refused(lua_State *L, int box, const char *stage) {
+  int *fd = lua_touserdata(L, box);
+  if (*fd >= 0) {
+    close(*fd);
+    *fd = -1;
+  }
+  lua_pushnil(L);
+  lua_rotate(L, -2, 1); /* nil below the message */
+  lua_pushstring(L, stage);
+  return 3;
+}
+
+static int nvrtc_read_source(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  lua_Integer max = luaL_optinteger(L, 2, SOURCE_MAX_BYTES);
+  luaL_argcheck(L, max >= 0, 2, "max_bytes must be >= 0");
+  lua_settop(L, 2);
+  int *fd = lua_newuserdatauv(L, sizeof *fd, 0); /* 3: closed first, then open */
+  *fd = -1;
+  luaL_setmetatable(L, SOURCE_FILE_MT);
+  do *fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  while (*fd < 0 && errno == EINTR);
+  if (*fd < 0) {
+    lua_pushstring(L, strerror(errno));
+    return read_refused(L, 3, "open");
+  }
+  struct stat st;
+  if (fstat(*fd, &st) != 0) {
+    lua_pushstring(L, strerror(errno));
+    return read_refused(L, 3, "read");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    lua_pushfstring(L, "%s, not a regular file", file_kind(st.st_mode));
+    return read_refused(L, 3, "type");
+  }
+  if ((lua_Integer)st.st_size > max) {
+    lua_pushfstring(L, "%I bytes, over the limit of %I", (lua_Integer)st.st_size, max);
+    return read_refused(L, 3, "size");
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  lua_Integer total = 0;
+  int err = 0;
+  for (;;) {
+    size_t want = 1 << 16;
+    if ((lua_Integer)want > max + 1 - total) want = (size_t)(max + 1 - total); /* one byte past the limit tells */
+    char *p = luaL_prepbuffsize(&b, want);
+    ssize_t n = read(*fd, p, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      break;
+    }
+    if (n == 0) break;
+    luaL_addsize(&b, (size_t)n);
+    total += n;
+    if (total > max) break;
+  }
+  luaL_pushresult(&b);
+  if (err || total > max) {
+    lua_pop(L, 1);
+    if (err)
+      lua_pushstring(L, strerror(err));
+    else
+      lua_pushfstring(L, "more than %I bytes, over the limit of %I", max, max);
+    return read_refused(L, 3, err ? "read" : "size");
+  }
+  close(*fd);
+  *fd = -1;
+  return 1;
+}
+
 static const luaL_Reg nvrtc_functions[] = {
     {"compile", nvrtc_compile},
+    {"read_source", nvrtc_read_source},
     {"version", nvrtc_version},
     {"archs", nvrtc_archs},
     {"library", nvrtc_library},
@@ -295,6 +474,13 @@ static const luaL_Reg nvrtc_functions[] = {
 };
 
 int luaopen_kl_nvrtc(lua_State *L) {
+  if (luaL_newmetatable(L, SOURCE_FILE_MT)) {
+    lua_pushcfunction(L, source_file_close);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, source_file_close);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_pop(L, 1);
   luaL_newlib(L, nvrtc_functions);
   return 1;
 }

@@ -8,9 +8,20 @@ local function usage_error(fmt, ...)
 end
 M.usage_error = usage_error
 
--- spec = { flags = { json = "boolean", arch = "string", n = "number" },
+-- Whether a word on the command line is an option rather than a value.
+-- A negative number ("-1") is a value.
+local function looks_like_option(word)
+  return word:match("^%-%-[%w%-_]") ~= nil or (word:match("^%-%a$") ~= nil)
+end
+
+-- spec = { flags = { json = "boolean", arch = "string", n = "number", option = "list" },
 --          aliases = { j = "json" }, min = 1, max = 1 }
--- Returns { flags..., positional = { ... } }.
+-- Returns { flags..., positional = { ... } }. A "list" flag may be given
+-- many times and comes back as a list of strings.
+-- A value is the next word ("--arch sm_90") or follows "=" ("--arch=sm_90").
+-- The next word is never taken as a value when it is itself an option:
+-- "--arch --json" is "--arch needs a value", not an arch named "--json";
+-- a value that starts with "--" is written "--name=--value".
 function M.parse(argv, spec)
   local out = { positional = {} }
   local flags, aliases = spec.flags or {}, spec.aliases or {}
@@ -32,16 +43,26 @@ function M.parse(argv, spec)
         out[name] = true
       else
         if not value then
+          local nxt = argv[i + 1]
+          if nxt == nil then usage_error("option '%s' needs a value", a) end
+          if looks_like_option(nxt) then
+            usage_error("option '%s' needs a value, got the option '%s' (write %s=VALUE for a value that starts with '-')",
+              a, nxt, a)
+          end
           i = i + 1
-          value = argv[i]
-          if value == nil then usage_error("option '%s' needs a value", a) end
+          value = nxt
         end
         if kind == "number" then
           local n = tonumber(value)
           if not n then usage_error("option '%s' needs a number, got '%s'", a, value) end
           value = n
         end
-        out[name] = value
+        if kind == "list" then
+          out[name] = out[name] or {}
+          table.insert(out[name], value)
+        else
+          out[name] = value
+        end
       end
     else
       out.positional[#out.positional + 1] = a

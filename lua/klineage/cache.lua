@@ -3,7 +3,8 @@
 -- upgrade or a changed flag never serves a stale cubin.
 --
 -- Where: $KLINEAGE_CACHE if set (the cubin folder itself), else
--- $XDG_CACHE_HOME/klineage/cubin, else ~/.cache/klineage/cubin.
+-- $XDG_CACHE_HOME/klineage/cubin, else ~/.cache/klineage/cubin (/tmp/.cache/...
+-- without a HOME: never the current folder).
 -- Layout: <dir>/<key:1-2>/<key>.cubin, <key>.ptx and <key>.json (arch, log,
 -- functions with their ptxas resources, lowered names, and the SHA-256 and
 -- size of the cubin and PTX).
@@ -48,7 +49,9 @@ function M.dir()
   if env and env ~= "" then return env end
   local xdg = os.getenv("XDG_CACHE_HOME")
   if xdg and xdg ~= "" then return xdg .. "/klineage/cubin" end
-  return (os.getenv("HOME") or ".") .. "/.cache/klineage/cubin"
+  -- never the current folder: a run from any folder writes nothing there
+  local home = os.getenv("HOME")
+  return (home and home ~= "" and home or "/tmp") .. "/.cache/klineage/cubin"
 end
 
 local function nvrtc_version()

@@ -1,7 +1,14 @@
 -- The klineage command line: dispatches argv to lua/klineage/commands/*.lua.
--- Each command module returns { summary, usage, help, run = function(argv, env) }
--- where run returns an exit code. A usage error (see args.lua) prints one
--- line and exits 2; any other error propagates to the host's traceback.
+-- Each command module returns { summary, usage, help, run = function(argv, env)
+-- [, passthrough = true] } where run returns an exit code; passthrough
+-- means the words after the command's first argument are not its own (a
+-- script's), so a --help among them is not the command's.
+--
+-- Exit codes: a usage error (see args.lua) prints one line and exits 2; a
+-- failure (klineage.verdicts) that escapes a command prints one line,
+-- "klineage CMD: verdict: message", and exits 2 when its verdict blames the
+-- input (bad_input), else 1; any other error is a bug and propagates to the
+-- host's traceback.
 local M = {}
 
 -- The order of `klineage --help`.
@@ -29,8 +36,24 @@ function M.usage()
     lines[#lines + 1] = string.format("  %-10s %s", name, cmd.summary)
   end
   lines[#lines + 1] = ""
-  lines[#lines + 1] = "'klineage help COMMAND' shows a command's options."
+  lines[#lines + 1] = "options:"
+  lines[#lines + 1] = "  --help, -h  this list; 'klineage help COMMAND' (or COMMAND --help) shows a command's options"
+  lines[#lines + 1] = "  --version   the version, as 'klineage version'"
   return table.concat(lines, "\n")
+end
+
+-- The workload a command names (klineage.workload.load), or a usage error
+-- (exit 2) that says why in one line. Loading a spec runs its code: what
+-- it raises while loading is the spec's fault too.
+function M.load_workload(ref)
+  local ok, w, f = pcall(require("klineage.workload").load, ref)
+  if not ok then
+    local why = type(w) == "table" and (w.message or w.msg) or w
+    require("klineage.args").usage_error("cannot load the workload '%s': %s", require("klineage.files").display(ref),
+      (tostring(why):gsub("\n.*", "")))
+  end
+  if not w then require("klineage.args").usage_error("%s", (tostring(f.message):gsub("\n.*", ""))) end
+  return w
 end
 
 function M.main(argv, home)
@@ -47,7 +70,8 @@ function M.main(argv, home)
     return 2
   end
   local rest = table.move(argv, 2, #argv, 1, {})
-  for _, a in ipairs(rest) do
+  for i, a in ipairs(rest) do
+    if a == "--" or (cmd.passthrough and i > 1) then break end
     if a == "--help" or a == "-h" then
       print(cmd.usage .. "\n\n" .. cmd.help)
       return 0
@@ -59,10 +83,13 @@ function M.main(argv, home)
     io.stderr:write(string.format("klineage %s: %s\n", name, result.usage))
     return 2
   end
-  -- A structured error ({ verdict, message }) that escaped a command: say it.
+  -- A failure ({ verdict, message }) that escaped a command: say it, on one line.
   if type(result) == "table" and result.message then
-    io.stderr:write(string.format("klineage %s: %s: %s\n", name, tostring(result.verdict or "error"), tostring(result.message)))
-    return 1
+    local verdict = tostring(result.verdict or "error")
+    local message = tostring(result.message):gsub("\n.*", "")
+    io.stderr:write(string.format("klineage %s: %s: %s\n", name, verdict, message))
+    local v = require("klineage.verdicts").get(verdict)
+    return v and v.blame == "input" and 2 or 1
   end
   error(result, 0)
 end

@@ -25,7 +25,8 @@
 --   ctx:charge() -> true | nil, failure (budget_exhausted): one gate cycle
 --   ctx:judged(key) -> the record of an earlier judgement with this key | nil
 --   ctx:record(record) -> record: appended to the journal (raises an
---       io_error failure when the journal cannot take it)
+--       io_error failure when the journal cannot take it; the failure's
+--       field `record` is the record that was judged and not journaled)
 --   ctx:store_source(text) -> the text's path relative to the run folder
 --       (src/<sha256>.cu), or nil with no run folder
 --   ctx:reference_pool() -> pool | nil, failure   where workloads' C
@@ -128,7 +129,7 @@ function Context:record(record)
   if self.run then
     record.run = self.run.id
     local ok, f = self.run:append(record)
-    if not ok then error(f, 0) end
+    if not ok then verdicts.raise(f.verdict, f.message, { record = record }) end
   end
   return record
 end

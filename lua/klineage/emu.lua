@@ -409,8 +409,12 @@ function M.lower(source, name, instances)
     symbols[expr] = "__kl_instance_" .. i
     entry(symbols[expr], expr)
   end
+  -- #line takes a C string: the name shown as a diagnostic shows paths
+  -- (files.display: control characters as \n, \ooo), then with \ and "
+  -- escaped, so any name compiles and reads the same as NVRTC's.
+  local line_name = files.display(name):gsub('[\\"]', "\\%0")
   local text = string.format('#include "prelude.h"\n#line 1 "%s"\n%s\n#line 1 "<kl.emu entries>"\n%s',
-    name, table.concat(out), table.concat(entries))
+    line_name, table.concat(out), table.concat(entries))
   return { text = text, kernels = kernels, symbols = symbols }
 end
 

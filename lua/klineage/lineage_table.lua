@@ -2,8 +2,10 @@
 -- bench command and the reports show the same numbers.
 --
 --   lineage_table.build(w, records [, vendor_rows]) -> table
+--     records[i] is version i's record; it may have holes (a bench that
+--     stopped while several GPUs judged): a missing version has no row.
 --     table = { rows = { row... }, has_vendor = bool, vendor = vendor_rows }
---     row = { version, verdict, label (the size's label), size (the params
+--     row = { index (of its record), version, verdict, label (the size's label), size (the params
 --             that differ from the spec's bench size, or the label),
 --             extra (true for a further bench size of the version above),
 --             median_ms, ci_ms, gflops, gbps, rate, pct_of_roofline,
@@ -17,7 +19,8 @@ local M = {}
 local function size_name(w, label, params)
   local keys = {}
   for k, v in pairs(params or {}) do
-    if w.params[k] ~= v then keys[#keys + 1] = k .. "=" .. tostring(v) end
+    -- a size read back from a journal has JSON's floats: 5000.0 is 5000
+    if w.params[k] ~= v then keys[#keys + 1] = k .. "=" .. tostring(math.type(v) == "float" and math.tointeger(v) or v) end
   end
   table.sort(keys)
   return #keys > 0 and table.concat(keys, ",") or label
@@ -62,15 +65,26 @@ function M.build(w, records, vendor_rows)
       pct_of_vendor = of_vendor and of_vendor * 100,
     }
   end
-  for i, r in ipairs(records) do
-    local version = (w.lineage and w.lineage[i]) or (r.candidate and r.candidate.label) or tostring(i)
-    local p, c = (r.stages or {}).profile or {}, (r.stages or {}).compile or {}
-    local main = row(version, r, p.label or "bench", p)
-    local fn = c.functions and c.functions[w.kernel]
-    main.registers, main.occupancy = fn and fn.registers, c.occupancy
-    if r.verdict ~= "ok" then main.message = failure_message(r) end
-    t.rows[#t.rows + 1] = main
-    for _, e in ipairs(p.sizes or {}) do t.rows[#t.rows + 1] = row(version, r, e.label, e, true) end
+  local n = 0
+  for i in pairs(records) do
+    if math.type(i) == "integer" and i > n then n = i end
+  end
+  for i = 1, n do
+    local r = records[i]
+    if r then
+      local version = (w.lineage and w.lineage[i]) or (r.candidate and r.candidate.label) or tostring(i)
+      local p, c = (r.stages or {}).profile or {}, (r.stages or {}).compile or {}
+      local main = row(version, r, p.label or "bench", p)
+      local fn = c.functions and c.functions[w.kernel]
+      main.index, main.registers, main.occupancy = i, fn and fn.registers, c.occupancy
+      if r.verdict ~= "ok" then main.message = failure_message(r) end
+      t.rows[#t.rows + 1] = main
+      for _, e in ipairs(p.sizes or {}) do
+        local extra = row(version, r, e.label, e, true)
+        extra.index = i
+        t.rows[#t.rows + 1] = extra
+      end
+    end
   end
   return t
 end

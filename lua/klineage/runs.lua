@@ -99,7 +99,9 @@ end
 
 local function open_folder(dir, id)
   local j, err = journal.open(dir .. "/journal.jsonl")
-  if not j then return nil, verdicts.failure("io_error", string.format("cannot open the journal in %s: %s", dir, tostring(err))) end
+  if not j then
+    return nil, verdicts.failure("io_error", string.format("cannot open the journal in %s: %s", files.display(dir), err.message))
+  end
   local self = setmetatable({ dir = dir, id = id, journal = j, index = {}, stored = {} }, Run)
   local records = journal.read(dir .. "/journal.jsonl") or {}
   for _, r in ipairs(records) do
@@ -124,7 +126,7 @@ end
 
 function Run:append(record)
   local ok, err = self.journal:append(record)
-  if not ok then return nil, verdicts.failure("io_error", "cannot append to the journal: " .. tostring(err)) end
+  if not ok then return nil, verdicts.failure("io_error", "cannot append to the journal: " .. err.message) end
   if record.key then self.index[record.key] = record end
   return true
 end

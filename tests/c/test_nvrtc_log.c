@@ -98,6 +98,45 @@ static void diagnostic_paths_and_fallbacks(test_batch *t) {
   INT_EQ(t, d.col, 1, "warning column");
 }
 
+/* NVRTC 13.0 leaves ptxas's error out of the log when ptxas runs with -v:
+ * the verbose log alone shows no error, and kl.nvrtc compiles again
+ * without -v, putting the error line before the report. */
+static const char *SMEM_TOO_LARGE_VERBOSE =
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+    "ptxas info    : Function properties for k\n"
+    "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 10 registers, used 1 barriers, 67108864 bytes smem\n"
+    "ptxas info    : Compile time = 4.116 ms\n";
+#define SMEM_ERROR "ptxas error   : Entry function 'k' uses too much shared data (0x4000000 bytes, 0xc000 max)"
+
+static void ptxas_error_lines(test_batch *t) {
+  kl_diagnostic d;
+  INT_EQ(t, kl_nvrtc_log_has_error(SMEM_TOO_LARGE_VERBOSE), 0, "the verbose log hides the error");
+  INT_EQ(t, kl_nvrtc_first_diagnostic(SMEM_TOO_LARGE_VERBOSE, &d), 0, "no diagnostic in the verbose log");
+  STR_EQ(t, d.message, "ptxas info    : 0 bytes gmem", "only its first line (what kl.nvrtc used to show)");
+
+  char both[2048];
+  snprintf(both, sizeof both, "%s\n%s", SMEM_ERROR, SMEM_TOO_LARGE_VERBOSE);
+  INT_EQ(t, kl_nvrtc_log_has_error(both), 1, "the quiet log's error");
+  INT_EQ(t, kl_nvrtc_first_diagnostic(both, &d), 0, "no location");
+  STR_EQ(t, d.message, SMEM_ERROR, "ptxas's own line, not the report's first");
+
+  /* after the report, and after a warning of the front end: still the cause */
+  snprintf(both, sizeof both, "k.cu(2): warning #550-D: set but never used\n  x = 1;\n  ^\n%s%s\n",
+           SMEM_TOO_LARGE_VERBOSE, SMEM_ERROR);
+  INT_EQ(t, kl_nvrtc_first_diagnostic(both, &d), 0, "an unlocated error outranks a warning");
+  STR_EQ(t, d.message, SMEM_ERROR, "the error line");
+
+  INT_EQ(t, kl_nvrtc_log_has_error("ptxas info    : Compiling entry function 'error' for 'sm_90'\n"
+                                   "ptxas info    : Function properties for error\n"
+                                   "ptxas info    : Used 8 registers, used 0 barriers\n"), 0,
+         "a kernel named error is no error");
+  INT_EQ(t, kl_nvrtc_log_has_error("ptxas fatal   : Unresolved extern function 'f'\n"), 1, "fatal");
+  INT_EQ(t, kl_nvrtc_log_has_error("bad.cu(3): error: identifier \"q\" is undefined\n"), 1, "located error");
+  INT_EQ(t, kl_nvrtc_log_has_error("k.cu(2): warning #550-D: set but never used\n"), 0, "a warning only");
+}
+
 int main(void) {
   test_batch t = {0, 0};
   ptxas_report(&t);
@@ -105,5 +144,6 @@ int main(void) {
   ptxas_overflow(&t);
   diagnostic_with_caret(&t);
   diagnostic_paths_and_fallbacks(&t);
+  ptxas_error_lines(&t);
   return kl_test_finish(&t);
 }

@@ -12,7 +12,10 @@ local function progress(tty, ctx, t0)
   end
 end
 
-local function print_table(out, w, t, ctx, ceilings, run_dir, device, vendor, verr)
+-- The lines above the table: the run, the ceilings, the vendor's bar and
+-- the column heads. t.has_vendor is known before any version is judged:
+-- the vendor is measured first.
+local function print_header(out, w, ctx, ceilings, run_dir, device, vendor, verr, has_vendor)
   out:write(string.format("%s on %s (%s backend%s), run %s\n", w.name, device and device.name or "?", ctx.backend,
     ctx.why and "; " .. ctx.why or "", run_dir or "not journaled"))
   if ceilings then
@@ -31,27 +34,39 @@ local function print_table(out, w, t, ctx, ceilings, run_dir, device, vendor, ve
   elseif verr and w.vendor then
     out:write(string.format("%s: not measured (%s)\n", w.vendor.name, verr.message))
   end
-  local function f(fmt, v) return v and string.format(fmt, v) or "-" end
   out:write(string.format("%-26s %-9s %10s %9s %9s%s %8s %8s %5s %5s%s\n", "version", "verdict", "time ms",
     "GFLOP/s", "GB/s", w.rate and string.format(" %10s", w.rate.unit) or "", "%roof", "vs v0", "regs", "occ",
-    t.has_vendor and "  %vendor" or ""))
-  for _, r in ipairs(t.rows) do
-    local cells = string.format("%10s %9s %9s%s %8s %8s", f("%.4f", r.median_ms), f("%.1f", r.gflops), f("%.1f", r.gbps),
-      w.rate and string.format(" %10s", f("%.3f", r.rate)) or "", f("%.1f", r.pct_of_roofline), f("%.2fx", r.vs_v0))
-    local vendor_cell = t.has_vendor and r.pct_of_vendor and string.format("  %7.1f", r.pct_of_vendor) or ""
-    if r.extra then
-      out:write(string.format("  %-24s %-9s %s%s%s\n", r.size, r.verdict, cells, vendor_cell ~= "" and "            " or "", vendor_cell))
-    else
-      out:write(string.format("%-26s %-9s %s %5s %5s%s\n", r.version, r.verdict, cells, f("%d", r.registers),
-        f("%.2f", r.occupancy), vendor_cell))
-      if r.label ~= "bench" and r.median_ms then out:write(string.format("  (timed at %s)\n", r.size)) end
-      if r.message then out:write(string.format("  %s\n", r.message)) end
-    end
-  end
-  for _, line in ipairs(require("klineage.lineage_table").figures(w, t)) do out:write(line, "\n") end
+    has_vendor and "  %vendor" or ""))
 end
 
+-- The rows of the table t that belong to version index i.
+local function print_rows(out, w, t, i)
+  local function f(fmt, v) return v and string.format(fmt, v) or "-" end
+  for _, r in ipairs(t.rows) do
+    if r.index == i then
+      local cells = string.format("%10s %9s %9s%s %8s %8s", f("%.4f", r.median_ms), f("%.1f", r.gflops), f("%.1f", r.gbps),
+        w.rate and string.format(" %10s", f("%.3f", r.rate)) or "", f("%.1f", r.pct_of_roofline), f("%.2fx", r.vs_v0))
+      local vendor_cell = t.has_vendor and r.pct_of_vendor and string.format("  %7.1f", r.pct_of_vendor) or ""
+      if r.extra then
+        out:write(string.format("  %-24s %-9s %s%s%s\n", r.size, r.verdict, cells, vendor_cell ~= "" and "            " or "", vendor_cell))
+      else
+        out:write(string.format("%-26s %-9s %s %5s %5s%s\n", r.version, r.verdict, cells, f("%d", r.registers),
+          f("%.2f", r.occupancy), vendor_cell))
+        if r.label ~= "bench" and r.median_ms then out:write(string.format("  (timed at %s)\n", r.size)) end
+        if r.message then out:write(string.format("  %s\n", r.message)) end
+      end
+    end
+  end
+  out:flush()
+end
+
+-- The options, as args.parse takes them (tests/lua/cli_input_spec.lua
+-- holds the help to them).
+local FLAGS = { backend = "string", json = "boolean", journal = "string", resume = "string", budget = "number",
+                max_seconds = "number" }
+
 return {
+  flags = FLAGS,
   summary = "run every lineage version of a workload through the gate and tabulate",
   usage = "usage: klineage bench WORKLOAD [--backend cuda|emu] [--json] [--journal DIR] [--resume RUN] [--budget N] [--max-seconds S]",
   help = [[
@@ -59,69 +74,97 @@ Evaluates each version of the workload's lineage with the gate (correctness
 against v0 at every allowed size and three seeds, then CUPTI timing at the
 bench size) and prints one row per version: time, GFLOP/s, GB/s, % of the
 roofline bound from the device's measured ceilings, speedup over v0,
-registers per thread and theoretical occupancy. The last lines are
-"figure-name: value unit" for scripts. WORKLOAD is a name under
-gpu/workloads or the path of a workload folder.
+registers per thread and theoretical occupancy. Each row is printed as soon
+as its version is judged. The last lines are "figure-name: value unit" for
+scripts. WORKLOAD is a name under gpu/workloads or the path of a workload
+folder.
 
 Every evaluation is appended to the run's journal as it finishes. A bench
 that was killed resumes with --resume RUN: versions already judged are read
-back from the journal, not judged again.
+back from the journal, not judged again. A lineage file that cannot be read
+(missing, not a regular file, over 4 MiB, binary) is a row with the verdict
+bad_input and the reason, journaled like any other.
+
+Exit code: 0 when every version was judged (whatever its verdict), 1 when
+the bench stopped early (the journal could not be written: the rows judged
+so far are printed, and the journal keeps every record written before), 2
+for bad input (the workload, an option, the runs folder).
 
 options:
-  --backend NAME     cuda (default where a GPU answers) or emu
+  --backend NAME     cuda (default where a GPU answers), emu, or fake (the
+                     engine's own test backend)
   --json             print the records as JSON instead
   --journal DIR      the runs folder (default $KLINEAGE_RUNS, else
+                     $XDG_STATE_HOME/klineage/runs, else
                      ~/.local/state/klineage/runs)
   --resume RUN       continue the run RUN (an id under the runs folder, or a
                      run folder's path)
   --budget N         gate cycles the run may spend (default: no limit)
   --max-seconds S    sampling cap per version (default 2)]],
   run = function(argv)
-    local a = args.parse(argv, { flags = { backend = "string", json = "boolean", journal = "string",
-      resume = "string", budget = "number", max_seconds = "number" }, min = 1, max = 1 })
-    local workload = require "klineage.workload"
+    local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
     local gate = require "klineage.gate"
+    local files = require "klineage.files"
+    local verdicts = require "klineage.verdicts"
     local host = require "kl.host"
-    local w, err = workload.load(a.positional[1])
-    if not w then args.usage_error("%s", err.message) end
-    io.stderr:write(string.format("klineage bench: workload %s (%s)\n", w.name, w.path))
-    if not w.lineage or #w.lineage == 0 then args.usage_error("%s has no lineage", w.path) end
+    local w = require("klineage.cli").load_workload(a.positional[1])
+    io.stderr:write(string.format("klineage bench: workload %s (%s)\n", w.name, files.display(w.path)))
+    if not w.lineage or #w.lineage == 0 then args.usage_error("%s has no lineage", files.display(w.path)) end
     if a.budget and not math.tointeger(a.budget) then args.usage_error("--budget needs a whole number, got %s", a.budget) end
+    if a.max_seconds and not (a.max_seconds > 0) then args.usage_error("--max-seconds needs a positive number, got %s", a.max_seconds) end
     local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal, resume = a.resume,
       budget = a.budget and math.tointeger(a.budget), command = { "klineage", "bench", table.unpack(argv) },
       workloads = { w } }
     if not ctx then
       io.stderr:write("klineage bench: ", cerr.message, "\n")
-      return cerr.verdict == "bad_input" and 2 or 1
+      return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
     end
     local run_dir = ctx.run and ctx.run.dir
-    -- The vendor's bar (cuBLAS for sgemm), measured in this same run.
+    -- The vendor's bar (cuBLAS for sgemm) and the ceilings, measured in
+    -- this same run before the lineage, so the table's head is known
+    -- before its first row.
     local vendor, verr
     if w.vendor and ctx.backend == "cuda" then vendor, verr = gate.vendor(ctx, w, { max_seconds = a.max_seconds }) end
+    local device, ceilings = ctx.pool:device(1), ctx:ceilings()
     -- Later versions compile in child processes, one host core each, while
     -- the GPU judges the current one; the gate then finds them cached.
     local cache = require "klineage.cache"
-    local files = require "klineage.files"
+    local candidates, texts, parent = {}, {}, nil
+    for i, file in ipairs(w.lineage) do
+      local path = w.dir .. "/" .. file
+      texts[i] = files.read_text(path) -- nil: the gate reads it again and says why, in the row
+      candidates[i] = { file = path, label = file, source = texts[i],
+        provenance = { parent = parent, producer = { kind = "lineage", name = w.name, params = { version = i - 1 } } } }
+      parent = texts[i] and require("kl.hash").sha256(texts[i]) or nil
+    end
     local jobs, ahead = {}, math.max(1, host.cpu_count() - 1)
     local function spawn_upto(n)
       for k = 1, math.min(n, #w.lineage) do
         if not jobs[k] then
-          local path = w.dir .. "/" .. w.lineage[k]
-          local src = files.read_text(path)
-          jobs[k] = src and cache.spawn_compile(src, { arch = ctx.arch, name = path }) or { result = true }
+          jobs[k] = texts[k] and cache.spawn_compile(texts[k], { arch = ctx.arch, name = candidates[k].file }) or { result = true }
         end
       end
     end
-    local candidates, parent = {}, nil
-    for i, file in ipairs(w.lineage) do
-      local path = w.dir .. "/" .. file
-      local text = files.read_text(path)
-      candidates[i] = { file = path, label = file,
-        provenance = { parent = parent, producer = { kind = "lineage", name = w.name, params = { version = i - 1 } } } }
-      parent = text and require("kl.hash").sha256(text) or nil
+    local tty = host.isatty(2)
+    local show = progress(tty, ctx, host.clock())
+    local out = io.stdout
+    local has_vendor = false
+    for _, v in ipairs(vendor or {}) do has_vendor = has_vendor or v.median_ms ~= nil end
+    if not a.json then print_header(out, w, ctx, ceilings, run_dir, device, vendor, verr, has_vendor) end
+    -- Rows go out in lineage order as soon as every version before theirs
+    -- is judged (several GPUs may finish out of order).
+    local done, printed = {}, 0
+    local function print_ready()
+      if a.json then return end
+      if tty then io.stderr:write("\r\27[K") end
+      local t
+      while done[printed + 1] do
+        printed = printed + 1
+        t = t or require("klineage.lineage_table").build(w, done, vendor)
+        print_rows(out, w, t, printed)
+      end
     end
-    local show = progress(host.isatty(2), ctx, host.clock())
-    local records = gate.evaluate_all(ctx, candidates, w, {
+    local records, stop = verdicts.catch(gate.evaluate_all, ctx, candidates, w, {
       max_seconds = a.max_seconds,
       before = function(i)
         spawn_upto(i + ahead)
@@ -129,18 +172,49 @@ options:
         show(string.format("[%d/%d] %s ...", i, #w.lineage, w.lineage[i]))
       end,
       after = function(i, r)
+        done[i] = r
+        print_ready()
         show(string.format("[%d/%d] %s %s%s", i, #w.lineage, w.lineage[i], r.verdict, r.reused and " (from the journal)" or ""))
       end,
     })
-    if host.isatty(2) then io.stderr:write("\r\27[K") end
-    local device, ceilings = ctx.pool:device(1), ctx:ceilings()
+    if tty then io.stderr:write("\r\27[K") end
     ctx:close()
+    if not records then
+      -- The journal (or the folder of stored sources) could not be written:
+      -- nothing judged after this point would be kept, so the bench stops.
+      -- What was judged is shown, the version the failure interrupted
+      -- included, and said to be missing from the journal.
+      local lost = stop.record
+      local lost_i
+      for i, c in ipairs(candidates) do
+        if lost and not done[i] and lost.candidate and lost.candidate.file == c.file then lost_i = i end
+      end
+      if lost_i then done[lost_i] = lost end
+      local judged = 0
+      for _ in pairs(done) do judged = judged + 1 end
+      if a.json then
+        local list = {}
+        for i = 1, #w.lineage do list[#list + 1] = done[i] end
+        print((require("cjson").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = list,
+          stopped = { verdict = stop.verdict, message = stop.message } }):gsub("\\/", "/")))
+      else
+        local t = require("klineage.lineage_table").build(w, done, vendor)
+        for i = printed + 1, #w.lineage do
+          if done[i] then print_rows(out, w, t, i) end
+        end
+      end
+      io.stderr:write(string.format("klineage bench: stopped, %s: %s (%d of %d versions judged%s; the journal keeps "
+        .. "every record written before%s)\n", stop.verdict, stop.message, judged, #w.lineage,
+        lost_i and ", " .. w.lineage[lost_i] .. " not journaled" or "",
+        run_dir and "; resume with --resume " .. files.display(run_dir) or ""))
+      return 1
+    end
     if a.json then
       print((require("cjson").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = records }):gsub("\\/", "/")))
       return 0
     end
     local t = require("klineage.lineage_table").build(w, records, vendor)
-    print_table(io.stdout, w, t, ctx, ceilings, run_dir, device, vendor, verr)
+    for _, line in ipairs(require("klineage.lineage_table").figures(w, t)) do out:write(line, "\n") end
     return 0
   end,
 }

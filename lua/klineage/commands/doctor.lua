@@ -98,7 +98,10 @@ local function print_report(report, out)
   end
 end
 
+local FLAGS = { json = "boolean", require_gpu = "boolean" }
+
 return {
+  flags = FLAGS,
   summary = "report the dependencies, where they were found, and the GPUs",
   usage = "usage: klineage doctor [--json] [--require-gpu]",
   help = [[
@@ -115,7 +118,7 @@ options:
   --json          print the report as JSON
   --require-gpu   exit 1 unless at least one GPU is visible]],
   run = function(argv, env)
-    local a = args.parse(argv, { flags = { json = "boolean", require_gpu = "boolean" }, max = 0 })
+    local a = args.parse(argv, { flags = FLAGS, max = 0 })
     local report = gather(env.home)
     local failed = false
     for _, c in ipairs(report.checks) do

@@ -28,7 +28,10 @@ local function describe(r)
   return r.kind or "?", "", "", ""
 end
 
+local FLAGS = { journal = "string", json = "boolean" }
+
 return {
+  flags = FLAGS,
   summary = "read a run's journal back: one line per record, or the records as JSON",
   usage = "usage: klineage journal show RUN [--journal DIR] [--json]",
   help = [[
@@ -39,10 +42,11 @@ crashed run) is skipped with a warning on stderr; the file is never changed.
 
 options:
   --journal DIR   the runs folder (default $KLINEAGE_RUNS, else
+                  $XDG_STATE_HOME/klineage/runs, else
                   ~/.local/state/klineage/runs)
   --json          print the records as one JSON array]],
   run = function(argv)
-    local a = args.parse(argv, { flags = { journal = "string", json = "boolean" }, min = 2, max = 2 })
+    local a = args.parse(argv, { flags = FLAGS, min = 2, max = 2 })
     if a.positional[1] ~= "show" then args.usage_error("unknown verb '%s' (show)", a.positional[1]) end
     local runs = require "klineage.runs"
     local dir, f = runs.find(a.positional[2], a.journal)

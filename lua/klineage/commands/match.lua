@@ -119,9 +119,13 @@ local function one_line(s, max)
   return s
 end
 
+local FLAGS = { rewrite = "string", in_place = "boolean", json = "boolean", no_prefilter = "boolean",
+                max_steps = "number", pattern_file = "string", rewrite_file = "string" }
+
 return {
+  flags = FLAGS,
   summary = "find code shapes in CUDA files (grep-like), or rewrite them",
-  usage = "usage: klineage match PATTERN FILE... [--rewrite TEMPLATE [--in-place]] [--json]\n"
+  usage = "usage: klineage match PATTERN FILE... [--rewrite TEMPLATE [--in-place]] [--json] [--no-prefilter] [--max-steps N]\n"
     .. "       klineage match --pattern-file P FILE... [--rewrite-file T [--in-place]]",
   help = [[
 Finds every place in FILE... where PATTERN matches and prints it grep-like
@@ -157,11 +161,7 @@ options:
   --no-prefilter   match without the literal-word prefilter
   --max-steps N    work cap per match attempt (default 20000)]],
   run = function(argv, env)
-    local a = args.parse(argv, {
-      flags = { rewrite = "string", in_place = "boolean", json = "boolean", no_prefilter = "boolean",
-                max_steps = "number", pattern_file = "string", rewrite_file = "string" },
-      min = 1,
-    })
+    local a = args.parse(argv, { flags = FLAGS, min = 1 })
     local out, err_out = env and env.stdout or io.stdout, env and env.stderr or io.stderr
     local match = require "klineage.match"
     -- A pattern or template file: its text without the final newline.

@@ -1,6 +1,7 @@
 return {
   summary = "run a Lua workflow script with the kl modules available",
   usage = "usage: klineage run SCRIPT.lua [ARGS...]",
+  passthrough = true, -- ARGS are the script's, a --help among them too
   help = [[
 Runs SCRIPT.lua in the engine's Lua state. The script sees the global
 `arg` (arg[0] is the script, arg[1..] its arguments) and can require the
@@ -10,13 +11,13 @@ is an integer, becomes the exit code.]],
   run = function(argv)
     local script = argv[1]
     if not script then require("klineage.args").usage_error("missing SCRIPT.lua") end
-    local chunk, err = loadfile(script)
-    if not chunk then
-      local h = io.open(script, "r")
-      if not h then require("klineage.args").usage_error("cannot open '%s'", script) end
-      h:close()
-      require("klineage.args").usage_error("%s", err)
-    end
+    -- Read as a source is (a FIFO or a device is refused before reading),
+    -- then loaded as loadfile would: text or precompiled chunk.
+    local text, f = require("klineage.files").read_file(script)
+    if not text then require("klineage.args").usage_error("%s", f.message) end
+    if text:sub(1, 1) == "#" then text = text:gsub("^#[^\n]*", "", 1) end -- a #! line, as loadfile skips it
+    local chunk, err = load(text, "@" .. script)
+    if not chunk then require("klineage.args").usage_error("%s", err) end
     local script_arg = { [0] = script }
     for i = 2, #argv do script_arg[i - 1] = argv[i] end
     _G.arg = script_arg

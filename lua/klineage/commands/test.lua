@@ -1,4 +1,5 @@
 return {
+  flags = { verbose = "boolean" },
   summary = "run Lua spec files (describe/it/expect) inside the engine",
   usage = "usage: klineage test [--verbose] FILE...",
   help = [[
@@ -12,9 +13,8 @@ options:
   run = function(argv)
     local a = require("klineage.args").parse(argv, { flags = { verbose = "boolean" }, min = 1 })
     for _, f in ipairs(a.positional) do
-      local h = io.open(f, "r")
-      if not h then require("klineage.args").usage_error("cannot open '%s'", f) end
-      h:close()
+      local _, ferr = require("klineage.files").read_file(f)
+      if ferr then require("klineage.args").usage_error("%s", ferr.message) end
     end
     local _, failed = require("klineage.testing").run(a.positional, { verbose = a.verbose })
     return failed == 0 and 0 or 1

@@ -18,6 +18,10 @@ local verdicts = require "klineage.verdicts"
 local BACKENDS = { fake = "klineage.worker.fake_worker" }
 
 local function load_backend(name)
+  local names = require("klineage.backends").NAMES
+  local known = false
+  for _, n in ipairs(names) do known = known or n == name end
+  if not known then return nil, string.format("unknown backend '%s' (%s)", name, table.concat(names, ", ")) end
   local module = BACKENDS[name] or ("klineage.worker.backend_" .. name)
   local ok, mod = pcall(require, module)
   if ok then return mod end
@@ -66,6 +70,7 @@ local function serve(backend, worker, input, output, name)
 end
 
 return {
+  flags = { backend = "string" },
   summary = "serve gate requests for one device over stdin/stdout (used by the engine)",
   usage = "usage: klineage worker --backend cuda|emu|fake",
   help = [[
