@@ -164,4 +164,26 @@ describe("gate.evaluate_all on two fake workers", function()
     expect(#finished):equals(5)
     ctx:close(); pool:close()
   end)
+
+  it("runs a spec's run, sandboxed, while its launches wait on a worker", function()
+    -- every launch yields to the scheduler from inside the spec's run
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(require("kl.proc").mkdir_p(dir))
+    assert(io.open(dir .. "/v0.cu", "w")):write(assert(io.open(fixture .. "/v0.cu")):read("a")):close()
+    local text = assert(io.open(fixture .. "/workload.lua")):read("a")
+      :gsub('lineage = { "v0.cu" },', 'lineage = { "v0.cu" },\n  run = function(ctx, p) ctx:launch({}) ctx:launch({ a = 0.5 * p.a }) end,')
+    assert(io.open(dir .. "/workload.lua", "w")):write(text):close()
+    local w = assert(workload.load(dir))
+    local pool = assert(pool_mod.new { backend = "fake", devices = { "a", "b" }, timeout = 30 })
+    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local v0 = { file = dir .. "/v0.cu" }
+    local bad = { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }
+    local records = gate.evaluate_all(ctx, { v0, bad, v0, bad }, w, { max_seconds = 0.05 })
+    local verdicts = {}
+    for i, r in ipairs(records) do verdicts[i] = r.verdict end
+    expect(verdicts):equals({ "ok", "wrong", "ok", "wrong" })
+    expect(debug.gethook()):is_nil() -- no hook left on the engine's thread
+    ctx:close(); pool:close()
+  end)
 end)
