@@ -15,6 +15,7 @@
   X(http)             \
   X(match)            \
   X(md)               \
+  X(memcap)           \
   X(nvrtc)            \
   X(occupancy)        \
   X(proc)             \

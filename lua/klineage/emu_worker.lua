@@ -108,7 +108,11 @@ function Worker:init(req)
   local names = {}
   for i, spec in ipairs(req.buffers or {}) do
     local b = self:buffer(spec.name)
-    local ok, data = pcall(randgen.fill, b.type, b.count, spec.init, seed, protocol.integer(spec.stream) or 0)
+    -- JSON has one number type: { "int", lo, hi } comes back with float
+    -- bounds, which kl.randgen refuses (the other workers convert them too).
+    local init = spec.init
+    if type(init) == "table" then init = { init[1], protocol.integer(init[2]), protocol.integer(init[3]) } end
+    local ok, data = pcall(randgen.fill, b.type, b.count, init, seed, protocol.integer(spec.stream) or 0)
     if not ok then bad("init " .. spec.name .. ": " .. tostring(data)) end
     b.mem:upload(data)
     names[i] = spec.name

@@ -2,26 +2,56 @@
 -- "Workload spec"), loaded and validated with errors that name the file and
 -- the field.
 --
---   workload.load(name_or_path [, { root = dir }]) -> w | nil, failure (bad_input)
+-- A spec comes from a stranger: it is untrusted Lua. The file runs in a
+-- restricted environment (klineage.spec_sandbox lists what it may use: no
+-- os, io, require, load, debug or collectgarbage) within an instruction and
+-- a memory limit (M.LIMITS), and so does every later call of its functions:
+-- w.run and each init function are wrappers that run the spec's function
+-- under the same kind of limits. What the file returns is copied raw into
+-- plain tables: a metatable, a userdata, or a function anywhere but `run`
+-- and a buffer's `init` is refused. Passing a limit, or raising, gives a
+-- bad_input failure that names the file and the field.
+--
+--   workload.load(name_or_path [, { root = dir, limits = {...} }]) -> w | nil, failure (bad_input)
 --       name: gpu/workloads/<name>/workload.lua under the klineage home (or
 --       opts.root); a path: a workload.lua file or the folder holding one.
+--       opts.limits is merged over M.LIMITS (one level deep) for this spec.
 --   workload.sizes(w) -> { { label = "test 1", params = p, bench = false }, ...,
 --                          { label = "bench", params = p, bench = true }, ... }
 --       every test_params entry merged over params, then the bench size
 --       (params itself, then each bench_params entry merged over it).
---   workload.counts(w, p)  -> { [buffer] = elements } | nil, failure
+--   workload.counts(w, p [, max_bytes]) -> { [buffer] = elements } | nil, failure
+--       refused when the buffers together take more than
+--       w.limits.buffer_bytes (or max_bytes, the backend's memory, where
+--       smaller), before anything is allocated
+--   workload.init_of(w, buffer, p) -> the buffer's init at params p (an
+--       { "int", lo, hi } with its bounds evaluated) | nil, failure
 --   workload.flops(w, p), workload.bytes(w, p) -> number | nil, failure
 --   workload.rate(w, p, seconds) -> the spec's rate (GTEPS, Mrays/s) | nil
 --   workload.args(w, p)    -> { { buffer = name } | { param = name, value = v } }
 --   workload.tolerance(w, buffer) -> { rtol, atol } (integer buffers: exact)
 --   workload.is_float(type) -> true for f32, f64, f16, bf16
---   workload.host_inputs(w, p, seed) -> { [buffer] = packed bytes } | nil, failure
---       the deterministic generator of engine/core/randgen.h; a buffer's
---       stream is its index in w.buffer_list (sorted by name, 0-based).
+--   workload.run(w, ctx, p) -> true | nil, failure: w.run(ctx, p), caught
+--   workload.host_inputs(w, p, seed [, names]) -> { [buffer] = packed bytes } | nil, failure
+--       the buffers named (default: every buffer), each after the buffers
+--       its `after` lists, which are built too; the deterministic generator
+--       of engine/core/randgen.h for the others. A buffer's stream is its
+--       index in w.buffer_list (sorted by name, 0-based).
 --
--- w keeps the spec's fields and adds: path, dir, buffer_list (sorted
--- { name, type, count (compiled expr), init, output, stream }), outputs
--- (names), flops_expr, bytes_expr, and reference.
+-- Init functions are called init(p, rng, ctx): p the merged params (a
+-- copy), rng the buffer's own stream, ctx = { seed, name, type, count,
+-- buffers = { [name] = packed bytes } } with the bytes of every buffer the
+-- spec lists in the buffer's `after` (randgen.unpack(type, bytes) reads
+-- them), so that buffers that must agree (CSR offsets and columns) are
+-- built from one another instead of through upvalues. An init returns a
+-- list of `count` numbers or the packed bytes. A run is called run(ctx, p)
+-- with ctx:zero, ctx:launch and ctx:read (ARCHITECTURE.md); w.run raises a
+-- bad_input failure for the spec's own errors and passes the engine's
+-- (a kernel's fault) through unchanged.
+--
+-- w keeps the spec's fields and adds: path, dir, limits, buffer_list (sorted
+-- { name, type, count (compiled expr), init, after, output, stream }),
+-- outputs (names), flops_expr, bytes_expr, and reference.
 --
 -- reference = "reference.c": the workload's C reference, a file in the
 -- spec's folder (a path relative to it) that defines
@@ -34,11 +64,36 @@
 -- The declaration itself is checked against args when the reference is
 -- compiled (gate/reference.lua), where the types are needed.
 local expr = require "klineage.expr"
-local randgen = require "kl.randgen"
+local sandbox = require "klineage.spec_sandbox"
 local verdicts = require "klineage.verdicts"
 local types = require "klineage.types"
+local memcap = require "kl.memcap"
+local randgen = require "kl.randgen"
 
 local M = {}
+
+local MiB, GiB = 1 << 20, 1 << 30
+
+-- What a spec may take. Instructions are the spec's own Lua instructions
+-- (each call into the engine, a ctx:launch, counts as
+-- spec_sandbox.ENGINE_COST); memory is what the Lua state may grow by
+-- during one call. The largest real needs: raytrace's bench scene, 340 M
+-- instructions and 0.8 GB; bfs's RMAT graph, 0.6 GB built in C. An endless
+-- loop in an init ends after some 15 s of CPU (the count hook makes Lua
+-- code about 40% slower while a spec runs).
+M.LIMITS = {
+  file_bytes = 4 * MiB,                                      -- the spec file
+  chunk = { instructions = 100000000, memory = 256 * MiB },  -- running the file
+  -- one init function call, with the collector paused (spec_sandbox says why)
+  init = { instructions = 2000000000, memory = 4 * GiB, pause_gc = true },
+  run = { instructions = 1000000000, memory = 1 * GiB },     -- one run function call
+  -- Every buffer of one size together: a quarter of the host's memory,
+  -- since emu keeps the buffers, the reference's outputs and the copies it
+  -- checksums on the host, and either backend builds init functions'
+  -- buffers there. The cuda device must hold them too: a caller that knows
+  -- its memory passes it to counts.
+  buffer_bytes = (memcap.physical() or 16 * GiB) // 4,
+}
 
 -- The buffer element types (klineage.types is the vocabulary).
 M.TYPES = types.BUFFER
@@ -123,7 +178,10 @@ local function compile_expr(path, field, v, params)
   return c
 end
 
-local function check_init(path, field, init, ty)
+-- Returns the init and, for { "int", lo, hi } with a bound that is an
+-- expression over params ("N - 1"), the compiled bounds { lo, hi } (each an
+-- integer or a compiled expression), evaluated per size by init_of.
+local function check_init(path, field, init, ty, params)
   if type(init) == "function" then return init end
   if init == "zeros" then return init end
   if init == "uniform" or init == "normal" then
@@ -133,19 +191,129 @@ local function check_init(path, field, init, ty)
     return init
   end
   if type(init) == "table" then
-    if init[1] ~= "int" or math.type(init[2]) ~= "integer" or math.type(init[3]) ~= "integer" or #init ~= 3 then
-      invalid(path, field, "a table init must be { \"int\", lo, hi } with integer bounds")
+    local function bound(v)
+      return math.type(v) == "integer" or (type(v) == "string" and not v:match("^%s*$"))
     end
-    if init[2] > init[3] then invalid(path, field, "{ \"int\", %d, %d } has lo > hi", init[2], init[3]) end
-    return init
+    if init[1] ~= "int" or not bound(init[2]) or not bound(init[3]) or #init ~= 3 or next(init, 3) ~= nil then
+      invalid(path, field, "a table init must be { \"int\", lo, hi } with integer bounds (or expressions over params)")
+    end
+    if math.type(init[2]) == "integer" and math.type(init[3]) == "integer" then
+      if init[2] > init[3] then invalid(path, field, "{ \"int\", %d, %d } has lo > hi", init[2], init[3]) end
+      return init
+    end
+    local function compiled(v, which)
+      if math.type(v) == "integer" then return v end
+      return compile_expr(path, field .. " " .. which, v, params)
+    end
+    return init, { compiled(init[2], "lo"), compiled(init[3], "hi") }
   end
   invalid(path, field, "must be \"uniform\", \"normal\", \"zeros\", { \"int\", lo, hi } or a function(p, rng), got %s",
     type(init) == "string" and string.format("%q", init) or type(init))
 end
 
-local BUFFER_FIELDS = { [1] = true, [2] = true, init = true, output = true, scratch = true }
+local BUFFER_FIELDS = { [1] = true, [2] = true, init = true, after = true, output = true, scratch = true }
 
-local function validate(spec, path, dir)
+local function copy_params(p)
+  local c = {}
+  for k, v in pairs(p) do c[k] = v end
+  return c
+end
+
+-- A failure of the spec's own code at `field` (nil: the file itself), from
+-- what the sandbox said; a limit's message names the limit to change.
+local function spec_failure(path, field, class, message, kind)
+  if kind == "instructions" or kind == "memory" then
+    message = string.format("%s (workload.LIMITS.%s.%s)", message, class, kind)
+  end
+  return verdicts.failure("bad_input", field and string.format("%s: %s: %s", path, field, message)
+    or string.format("%s: %s", path, message))
+end
+
+-- b.init for an init function: the spec's function under the init limits;
+-- its result checked and packed outside them, read raw (a table it returns
+-- must have no metatable). Returns the packed bytes or raises bad_input.
+local function init_function(w, b, raw, sb)
+  local field = "buffers." .. b.name .. ".init"
+  local function refuse(fmt, ...)
+    verdicts.raise("bad_input", string.format("%s: %s" .. fmt, w.path, field, ...))
+  end
+  return function(p, rng, ctx)
+    if type(ctx) ~= "table" or math.type(ctx.count) ~= "integer" then
+      error("an init is called init(p, rng, ctx) with ctx.count", 2)
+    end
+    local ok, v, kind = sb:call(w.limits.init, raw, copy_params(p), rng, ctx)
+    if not ok then error(spec_failure(w.path, field, "init", v, kind), 0) end
+    local n, size = ctx.count, randgen.size(b.type)
+    if type(v) == "table" then
+      if debug.getmetatable(v) ~= nil then refuse(" returned a table with a metatable") end
+      if rawlen(v) ~= n then refuse(" returned %d values, the count is %d", rawlen(v), n) end
+      local pok, packed = pcall(randgen.pack, b.type, v)
+      if not pok then refuse(": %s", tostring(packed)) end
+      return packed
+    elseif type(v) == "string" then
+      if #v ~= n * size then refuse(" returned %d bytes, expected %d", #v, n * size) end
+      return v
+    end
+    refuse(" must return a list of numbers or packed bytes, got %s", type(v))
+  end
+end
+
+-- w.run: the spec's run under the run limits, given a ctx whose functions
+-- run as the engine (each call charged, none limited). The spec's own
+-- errors raise bad_input; the engine's pass through.
+local function run_function(w, raw, sb)
+  return function(ctx, p)
+    local sctx = {}
+    for k, v in pairs(ctx) do sctx[k] = type(v) == "function" and sandbox.engine(v) or v end
+    local ok, msg, kind = sb:call(w.limits.run, raw, sctx, copy_params(p))
+    if not ok then error(spec_failure(w.path, "run", "run", msg, kind), 0) end
+  end
+end
+
+-- `after = { names }` on a buffer whose init is a function: those buffers
+-- are built before it and handed to it (ctx.buffers). Each must be an input
+-- (an output or scratch buffer without an init has nothing to hand over),
+-- and there must be an order (no cycle).
+local function check_after(path, spec_buffers, list, by_name)
+  for _, b in ipairs(list) do
+    local after = spec_buffers[b.name].after
+    local field = "buffers." .. b.name .. ".after"
+    if after ~= nil then
+      if type(b.init) ~= "function" then invalid(path, field, "is for an init function: it lists what the function is given") end
+      if type(after) ~= "table" then invalid(path, field, "must be a list of buffer names") end
+      for k in pairs(after) do
+        if math.type(k) ~= "integer" or k < 1 or k > #after then invalid(path, field, "must be a list of buffer names") end
+      end
+      for i, d in ipairs(after) do
+        local at = string.format("%s[%d]", field, i)
+        local dep = type(d) == "string" and by_name[d]
+        if not dep then invalid(path, at, "'%s' is not a buffer", tostring(d)) end
+        if dep == b then invalid(path, at, "is the buffer itself") end
+        if dep.poisoned then invalid(path, at, "'%s' has no init: there is nothing to hand over", d) end
+        b.after[#b.after + 1] = d
+      end
+    end
+  end
+  local state = {}
+  local function visit(b, trail)
+    if state[b.name] == "done" then return end
+    if state[b.name] == "open" then
+      invalid(path, "buffers." .. trail[1] .. ".after", "is a cycle: %s", table.concat(trail, " -> "))
+    end
+    state[b.name] = "open"
+    for _, d in ipairs(b.after) do
+      trail[#trail + 1] = d
+      visit(by_name[d], trail)
+      trail[#trail] = nil
+    end
+    state[b.name] = "done"
+  end
+  for _, b in ipairs(list) do visit(b, { b.name }) end
+end
+
+local element_counts
+
+local function validate(spec, path, dir, sb, limits)
   if type(spec) ~= "table" then invalid(path, "spec", "the file must return a table, got %s", type(spec)) end
   for _, k in ipairs(keys_sorted(spec)) do
     if not M.FIELDS[k] then
@@ -155,7 +323,7 @@ local function validate(spec, path, dir)
   end
   local w = {}
   for k, v in pairs(spec) do w[k] = v end
-  w.path, w.dir = path, dir
+  w.path, w.dir, w.limits = path, dir, limits
   w.name = spec.name or dir:match("([^/]+)/*$")
   if type(w.name) ~= "string" then invalid(path, "name", "must be a string") end
   if not is_ident(spec.kernel) then invalid(path, "kernel", "must name the extern \"C\" __global__ entry, got %s", tostring(spec.kernel)) end
@@ -186,7 +354,7 @@ local function validate(spec, path, dir)
     if spec.params[name] ~= nil then invalid(path, field, "has the name of a parameter") end
     if type(b) ~= "table" then invalid(path, field, "must be { TYPE, COUNT, init = ..., output = bool }") end
     for k in pairs(b) do
-      if not BUFFER_FIELDS[k] then invalid(path, field .. "." .. tostring(k), "unknown buffer field (init, output, scratch)") end
+      if not BUFFER_FIELDS[k] then invalid(path, field .. "." .. tostring(k), "unknown buffer field (init, after, output, scratch)") end
     end
     local ty = b[1]
     if not TYPE_SET[ty] then
@@ -204,16 +372,22 @@ local function validate(spec, path, dir)
       if not b.output and not b.scratch then invalid(path, field .. ".init", "missing (an input needs an init)") end
       init = "zeros"
     end
-    init = check_init(path, field .. ".init", init, ty)
-    local entry = { name = name, type = ty, count = count, init = init, output = b.output == true,
-                    scratch = b.scratch == true, stream = #w.buffer_list,
+    local int_bounds
+    init, int_bounds = check_init(path, field .. ".init", init, ty, spec.params)
+    local entry = { name = name, type = ty, count = count, init = init, int_bounds = int_bounds,
+                    after = {}, output = b.output == true, scratch = b.scratch == true, stream = #w.buffer_list,
                     poisoned = b.init == nil } -- no init given: poisoned before each launch
+    if type(init) == "function" then
+      entry.init = init_function(w, entry, init, sb)
+      b.init = entry.init -- w.buffers too holds only the wrapper
+    end
     w.buffer_list[#w.buffer_list + 1] = entry
     by_name[name] = entry
     if entry.output then w.outputs[#w.outputs + 1] = name end
   end
   if #w.outputs == 0 then invalid(path, "buffers", "no buffer has output = true") end
   w.buffer_by_name = by_name
+  check_after(path, spec.buffers, w.buffer_list, by_name)
 
   if type(spec.args) ~= "table" or #spec.args == 0 then invalid(path, "args", "missing: the kernel's arguments in order") end
   local used = {}
@@ -237,7 +411,13 @@ local function validate(spec, path, dir)
   if type(tol) ~= "table" then invalid(path, "tolerance", "must be { rtol = ..., atol = ... }") end
   for k, v in pairs(tol) do
     if k ~= "rtol" and k ~= "atol" then invalid(path, "tolerance." .. tostring(k), "unknown (rtol, atol)") end
-    if type(v) ~= "number" or v < 0 or v ~= v then invalid(path, "tolerance." .. k, "must be a number >= 0") end
+    if type(v) ~= "number" or v ~= v or v < 0 or v == math.huge then
+      invalid(path, "tolerance." .. k, "must be a number >= 0 and finite, got %s", tostring(v))
+    end
+  end
+  -- |out - ref| <= rtol * max|ref| with rtol >= 1 holds for an output of zeros.
+  if tol.rtol and tol.rtol >= 1 then
+    invalid(path, "tolerance.rtol", "must be below 1 (rtol = %s passes an output of zeros)", tostring(tol.rtol))
   end
   w.tolerance = { rtol = tol.rtol or 0, atol = tol.atol or 0 }
 
@@ -280,6 +460,10 @@ local function validate(spec, path, dir)
     end
   end
   if spec.run ~= nil and type(spec.run) ~= "function" then invalid(path, "run", "must be a function(ctx, p)") end
+  if spec.run then w.run = run_function(w, spec.run, sb) end
+  if spec.description ~= nil and type(spec.description) ~= "string" then
+    invalid(path, "description", "must be a string")
+  end
   w.reference = nil
   if spec.reference ~= nil and spec.reference ~= false then
     local f = spec.reference
@@ -312,9 +496,14 @@ local function validate(spec, path, dir)
     end
   end
 
-  -- Every size must evaluate now, not halfway through a run.
+  -- Every size must evaluate now, not halfway through a run (the size of
+  -- the buffers is held to the host's memory when they are allocated: a
+  -- bench size may be meant for a GPU machine).
   for _, size in ipairs(M.sizes(w)) do
-    local ok, err = M.counts(w, size.params)
+    local ok, err = element_counts(w, size.params)
+    for _, b in ipairs(w.buffer_list) do
+      if ok and b.int_bounds then ok, err = M.init_of(w, b.name, size.params) end
+    end
     if ok then ok, err = M.flops(w, size.params) end
     if ok then ok, err = M.bytes(w, size.params) end
     if ok and w.rate then ok, err = M.rate(w, size.params, 1) end
@@ -323,20 +512,69 @@ local function validate(spec, path, dir)
   return w
 end
 
-function M.load(name_or_path, opts)
-  local path = M.find(name_or_path, opts)
+-- The spec file's text, or nil (no such file, a folder) and, for a file
+-- over the limit, its size.
+local function read_spec(path, limit)
   local h = io.open(path, "rb")
-  local text = h and h:read("a") -- nil for a folder too
-  if h then h:close() end
+  if not h then return nil end
+  local size = (h:read(0) ~= nil or h:seek("end") == 0) and h:seek("end") -- a folder has no size
+  if not size or size > limit then
+    h:close()
+    if size then return nil, size end
+    return nil
+  end
+  h:seek("set")
+  local text = h:read("a")
+  h:close()
+  return text
+end
+
+local function merged_limits(over)
+  local l = {}
+  for k, v in pairs(M.LIMITS) do l[k] = v end
+  for k, v in pairs(over or {}) do
+    if type(v) == "table" and type(l[k]) == "table" then
+      local t = {}
+      for kk, vv in pairs(l[k]) do t[kk] = vv end
+      for kk, vv in pairs(v) do t[kk] = vv end
+      v = t
+    end
+    l[k] = v
+  end
+  return l
+end
+
+-- Functions are spec code the engine calls later: only these may be one.
+local function function_allowed(at)
+  return at == "run" or at:match("^buffers%.[%a_][%w_]*%.init$") ~= nil
+end
+
+function M.load(name_or_path, opts)
+  opts = opts or {}
+  local limits = merged_limits(opts.limits)
+  local path = M.find(name_or_path, opts)
+  local text, size = read_spec(path, limits.file_bytes)
   if not text then
+    if size then
+      return nil, verdicts.failure("bad_input", string.format("%s: the file is %d bytes, over the limit of %d (workload.LIMITS.file_bytes)",
+        path, size, limits.file_bytes))
+    end
     return nil, verdicts.failure("bad_input", string.format("no workload '%s' (looked for %s)", name_or_path, path))
   end
-  local chunk, err = load(text, "@" .. path, "t", setmetatable({}, { __index = _G }))
+  -- Compiling is bounded by the file's size and the memory limit; running
+  -- the chunk by both limits.
+  local sb = sandbox.new()
+  local ok, chunk, err = sb:call(limits.chunk, load, text, "@" .. path, "t", sb.env)
+  if not ok then return nil, spec_failure(path, nil, "chunk", chunk, err) end
   if not chunk then return nil, verdicts.failure("bad_input", err) end
-  local ok, spec = pcall(chunk)
-  if not ok then return nil, verdicts.failure("bad_input", string.format("%s: %s", path, tostring(spec))) end
+  local spec, kind
+  ok, spec, kind = sb:call(limits.chunk, chunk)
+  if not ok then return nil, spec_failure(path, nil, "chunk", spec, kind) end
+  local perr
+  spec, perr = sandbox.plain(spec, "the value it returns", function_allowed)
+  if perr then return nil, verdicts.failure("bad_input", string.format("%s: %s", path, perr)) end
   local dir = path:match("^(.*)/[^/]*$") or "."
-  local vok, w = pcall(validate, spec, path, dir)
+  local vok, w = pcall(validate, spec, path, dir, sb, limits)
   if vok then
     -- names this version of the spec: the worker keeps host-built inputs
     -- under it, so an edited init never reuses the old bytes
@@ -366,7 +604,7 @@ function M.sizes(w)
   return out
 end
 
-function M.counts(w, p)
+function element_counts(w, p)
   local counts = {}
   for _, b in ipairs(w.buffer_list) do
     local n, err = b.count:eval(p)
@@ -378,6 +616,66 @@ function M.counts(w, p)
     counts[b.name] = n
   end
   return counts
+end
+
+local function bytes_text(n)
+  if n >= GiB then return string.format("%.1f GiB", n / GiB) end
+  return string.format("%.1f MiB", n / MiB)
+end
+
+local function params_text(p)
+  local parts = {}
+  for _, k in ipairs(keys_sorted(p)) do parts[#parts + 1] = string.format("%s = %s", k, tostring(p[k])) end
+  return table.concat(parts, ", ")
+end
+
+function M.counts(w, p, max_bytes)
+  local counts, err = element_counts(w, p)
+  if not counts then return nil, err end
+  local limit = (w.limits or M.LIMITS).buffer_bytes
+  local what = "workload.LIMITS.buffer_bytes"
+  if max_bytes and max_bytes > 0 and max_bytes < limit then limit, what = max_bytes, "the device's memory" end
+  local left, total, over, biggest, most = limit, 0.0, false, nil, -1
+  for _, b in ipairs(w.buffer_list) do
+    local n, size = counts[b.name], types.size(b.type)
+    local bytes = n * 1.0 * size -- a float: it may be past 2^63
+    total = total + bytes
+    if bytes > most then biggest, most = b.name, bytes end
+    if n > left // size then over = true else left = left - n * size end
+  end
+  if over then
+    return nil, verdicts.failure("bad_input", string.format(
+      "%s: buffers: %s in all at %s (buffers.%s: %s), over the limit of %s (%s)",
+      w.path, bytes_text(total), params_text(p), biggest, bytes_text(most), bytes_text(limit), what))
+  end
+  return counts
+end
+
+function M.init_of(w, name, p)
+  local b = w.buffer_by_name[name]
+  if not b then error("workload.init_of: no buffer '" .. tostring(name) .. "'", 2) end
+  if not b.int_bounds then return b.init end
+  local v = {}
+  for i, c in ipairs(b.int_bounds) do
+    local which = i == 1 and "lo" or "hi"
+    if type(c) == "table" then
+      local x, err = c:eval(p)
+      if x == nil then
+        return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init %s: %s", w.path, name, which, err.message))
+      end
+      c = math.tointeger(x)
+      if not c then
+        return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init %s '%s' = %s, not an integer",
+          w.path, name, which, b.int_bounds[i].text, tostring(x)))
+      end
+    end
+    v[i] = c
+  end
+  if v[1] > v[2] then
+    return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init: { \"int\", %d, %d } has lo > hi at %s",
+      w.path, name, v[1], v[2], params_text(p)))
+  end
+  return { "int", v[1], v[2] }
 end
 
 local function eval_number(w, field, c, p)
@@ -415,32 +713,46 @@ function M.tolerance(w, buffer)
   return { rtol = w.tolerance.rtol, atol = w.tolerance.atol }
 end
 
-function M.host_inputs(w, p, seed)
+function M.run(w, ctx, p)
+  if not w.run then error("workload.run: " .. tostring(w.name) .. " has no run function", 2) end
+  return verdicts.catch(function()
+    w.run(ctx, p)
+    return true
+  end)
+end
+
+function M.host_inputs(w, p, seed, names)
   local counts, err = M.counts(w, p)
   if not counts then return nil, err end
+  local order, placed = {}, {}
+  local function place(b)
+    if placed[b.name] then return end
+    placed[b.name] = true
+    for _, d in ipairs(b.after) do place(w.buffer_by_name[d]) end
+    order[#order + 1] = b
+  end
+  for i, name in ipairs(names or {}) do
+    local b = w.buffer_by_name[name]
+    if not b then error(string.format("workload.host_inputs: names[%d] '%s' is not a buffer", i, tostring(name)), 2) end
+    place(b)
+  end
+  if not names then
+    for _, b in ipairs(w.buffer_list) do place(b) end
+  end
   local data = {}
-  for _, b in ipairs(w.buffer_list) do
+  for _, b in ipairs(order) do
     local n = counts[b.name]
     if type(b.init) == "function" then
-      local ok, v = pcall(b.init, p, randgen.rng(seed, b.stream))
-      if not ok then return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init: %s", w.path, b.name, tostring(v))) end
-      if type(v) == "table" then
-        if #v ~= n then
-          return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init returned %d values, the count is %d", w.path, b.name, #v, n))
-        end
-        local pok, packed = pcall(randgen.pack, b.type, v)
-        if not pok then return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init: %s", w.path, b.name, tostring(packed))) end
-        v = packed
-      elseif type(v) == "string" then
-        if #v ~= n * randgen.size(b.type) then
-          return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init returned %d bytes, expected %d", w.path, b.name, #v, n * randgen.size(b.type)))
-        end
-      else
-        return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init must return a list of numbers or packed bytes, got %s", w.path, b.name, type(v)))
-      end
-      data[b.name] = v
+      local given = {}
+      for _, d in ipairs(b.after) do given[d] = data[d] end
+      local bytes, f = verdicts.catch(b.init, p, randgen.rng(seed, b.stream),
+        { seed = seed, name = b.name, type = b.type, count = n, buffers = given })
+      if not bytes then return nil, f end
+      data[b.name] = bytes
     else
-      data[b.name] = randgen.fill(b.type, n, b.init, seed, b.stream)
+      local init, f = M.init_of(w, b.name, p)
+      if not init then return nil, f end
+      data[b.name] = randgen.fill(b.type, n, init, seed, b.stream)
     end
   end
   return data

@@ -412,7 +412,7 @@ describe("a workload spec that fails while it loads", function()
     for _, cmd in ipairs({ "gate", "bench" }) do
       local out, code = cli({}, cmd, tmp, "--backend", "fake", "--journal", tmp .. "/runs")
       expect(code):equals(2)
-      expect(out):matches("^klineage " .. cmd .. ": [^\n]*trap [%w_]+\n$")
+      expect(out):matches("^klineage " .. cmd .. ": [^\n]*metatable[^\n]*\n$")
     end
     os.execute("rm -rf " .. q(tmp))
   end)

@@ -40,3 +40,43 @@ describe("gate.evaluate on emu", function()
   end)
   ctx:close(); pool:close()
 end)
+
+-- Integer inits ({ "int", lo, hi }, filled by the worker) reached the emu
+-- worker with float bounds from JSON and were refused as a bad_request;
+-- and the buffers built on the host are only those whose init is a
+-- function, one built from the other.
+describe("gate.evaluate on emu: integer inits and inputs built on the host", function()
+  local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local w = assert(workload.load(fixtures .. "/csr_int"))
+
+  it("fills integer buffers on emu and passes the baseline", function()
+    local built = {}
+    local real = workload.host_inputs
+    workload.host_inputs = function(...)
+      local data, f = real(...)
+      local names = {}
+      for name in pairs(data or {}) do names[#names + 1] = name end
+      table.sort(names)
+      built[#built + 1] = table.concat(names, " ")
+      return data, f
+    end
+    local ok, r = pcall(gate.evaluate, ctx, { file = fixtures .. "/csr_int/v0.cu" }, w)
+    workload.host_inputs = real
+    assert(ok, r)
+    if r.verdict ~= "ok" then fail("verdict %s: %s", r.verdict, tostring((r.stages.correct or {}).message)) end
+    expect(r.stages.correct.sizes):equals(2)
+    -- once per size and seed, the drawn one included (the worker keeps
+    -- them), and never vals, x or y
+    expect(#built):equals(8)
+    for _, names in ipairs(built) do expect(names):equals("cols rows") end
+  end)
+
+  it("catches a kernel that drops the last nonzero of each row", function()
+    local src = assert(io.open(fixtures .. "/csr_int/v0.cu")):read("a")
+    src = src:gsub("k < rows%[r %+ 1%]", "k < rows[r + 1] - 1")
+    local r = gate.evaluate(ctx, { source = src, file = "drop_last.cu" }, w)
+    expect(r.verdict):equals("wrong")
+  end)
+  ctx:close(); pool:close()
+end)

@@ -99,7 +99,6 @@ return {
   params = { n = 20000, a = 2.0 }, test_params = { { n = 1000 }, { n = 333 } },
   buffers = {
     x = { "f32", "n", init = function(p, rng)
-      kl_test_inits.n = kl_test_inits.n + 1
       local t = {}
       for i = 1, p.n do t[i] = rng:uniform() end
       return t
@@ -111,8 +110,16 @@ return {
 }
 ]])
     h:close()
-    _G.kl_test_inits = { n = 0 }
-    local w = assert(workload.load(dir))
+    -- The spec runs sandboxed, out of the test's reach: its init is
+    -- counted from outside, around the wrapper the gate calls.
+    local inits = 0
+    local function counted(w)
+      local b = w.buffer_by_name.x
+      local inner = b.init
+      b.init = function(...) inits = inits + 1 return inner(...) end
+      return w
+    end
+    local w = counted(assert(workload.load(dir)))
     local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
     local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
     local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05, random_seeds = 0 })
@@ -120,20 +127,20 @@ return {
     -- 3 sizes x 3 seeds, plus the profile's recheck seed: each built once,
     -- though every trial fills its inputs twice (no drawn seed here: it
     -- would be built anew by each evaluation)
-    expect(kl_test_inits.n):equals(10)
+    expect(inits):equals(10)
     r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05, random_seeds = 0 })
     expect(r.verdict):equals("ok")
-    expect(kl_test_inits.n):equals(10)
+    expect(inits):equals(10)
     -- an edited spec is another spec: its inputs are built again
     local text = assert(io.open(dir .. "/workload.lua")):read("a")
     h = assert(io.open(dir .. "/workload.lua", "w"))
     h:write((text:gsub("rng:uniform%(%)", "0.5 * rng:uniform()")))
     h:close()
-    local w2 = assert(workload.load(dir))
+    local w2 = counted(assert(workload.load(dir)))
     expect(w2.sha256 ~= w.sha256):is_true()
     r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w2, { max_seconds = 0.05, random_seeds = 0 })
     expect(r.verdict):equals("ok")
-    expect(kl_test_inits.n):equals(20)
+    expect(inits):equals(20)
     ctx:close(); pool:close()
   end)
 end)
@@ -159,6 +166,28 @@ describe("gate.evaluate_all on two fake workers", function()
     expect(workers):equals({ [1] = true, [2] = true })
     expect(started):equals({ 1, 2, 3, 4, 5 })
     expect(#finished):equals(5)
+    ctx:close(); pool:close()
+  end)
+
+  it("runs a spec's run, sandboxed, while its launches wait on a worker", function()
+    -- every launch yields to the scheduler from inside the spec's run
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(require("kl.proc").mkdir_p(dir))
+    assert(io.open(dir .. "/v0.cu", "w")):write(assert(io.open(fixture .. "/v0.cu")):read("a")):close()
+    local text = assert(io.open(fixture .. "/workload.lua")):read("a")
+      :gsub('lineage = { "v0.cu" },', 'lineage = { "v0.cu" },\n  run = function(ctx, p) ctx:launch({}) ctx:launch({ a = 0.5 * p.a }) end,')
+    assert(io.open(dir .. "/workload.lua", "w")):write(text):close()
+    local w = assert(workload.load(dir))
+    local pool = assert(pool_mod.new { backend = "fake", devices = { "a", "b" }, timeout = 30 })
+    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local v0 = { file = dir .. "/v0.cu" }
+    local bad = { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }
+    local records = gate.evaluate_all(ctx, { v0, bad, v0, bad }, w, { max_seconds = 0.05 })
+    local verdicts = {}
+    for i, r in ipairs(records) do verdicts[i] = r.verdict end
+    expect(verdicts):equals({ "ok", "wrong", "ok", "wrong" })
+    expect(debug.gethook()):is_nil() -- no hook left on the engine's thread
     ctx:close(); pool:close()
   end)
 end)

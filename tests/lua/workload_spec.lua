@@ -1,6 +1,7 @@
 local workload = require "klineage.workload"
 local randgen = require "kl.randgen"
 local proc = require "kl.proc"
+local verdicts = require "klineage.verdicts"
 
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")
 local fixtures = here .. "/../fixtures/workloads"
@@ -218,5 +219,196 @@ describe("workload: rate and monotone", function()
   it("rejects an unknown vendor library", function()
     expect(load_error({ vendor = '{ name = "x", library = "mkl", routine = "sgemm_rowmajor", args = { "n", "n", "n", "a", "x", "x", "a", "y" } }' }))
       :contains("unknown library 'mkl'")
+  end)
+end)
+
+-- Small limits, so that a spec that passes one is caught at once.
+local SMALL = {
+  chunk = { instructions = 1000000, memory = 16 << 20 },
+  init = { instructions = 1000000, memory = 16 << 20 },
+  run = { instructions = 1000000, memory = 16 << 20 },
+}
+local function load_small(text, limits)
+  return workload.load(write_workload(text), { limits = limits or SMALL })
+end
+
+describe("workload: a spec is untrusted code", function()
+  it("runs without os, io or require: os.execute no longer runs", function()
+    local marker = os.tmpname()
+    os.remove(marker)
+    local w, err = load_small("os.execute('touch " .. marker .. "')\n" .. spec_with({}))
+    expect(w):is_nil()
+    expect(err.verdict):equals("bad_input")
+    expect(err):contains("workload.lua:1: attempt to index a nil value (global 'os')")
+    expect(io.open(marker, "rb")):is_nil()
+    expect(select(2, load_small("local p = require('kl.proc')\n" .. spec_with({})))):contains("global 'require'")
+  end)
+  it("stops a file that loops forever or eats memory, naming the limit", function()
+    local _, err = load_small("while true do end")
+    expect(err):matches("/workload%.lua: exceeded the instruction limit of 1000000 %(workload%.LIMITS%.chunk%.instructions%)$")
+    _, err = load_small("local s = string.rep('x', 1 << 30)\n" .. spec_with({}))
+    expect(err):contains("exceeded the memory limit of 16 MiB (workload.LIMITS.chunk.memory)")
+  end)
+  it("refuses a file over the size limit before running it", function()
+    local _, err = load_small(string.rep("-- padding\n", 200) .. spec_with({}), { file_bytes = 1024 })
+    expect(err):matches("workload%.lua: the file is %d+ bytes, over the limit of 1024")
+  end)
+  it("refuses metatables, in the returned table and anywhere in it", function()
+    local _, err = load_small("return setmetatable({}, { __index = function() while true do end end })")
+    expect(err):contains("workload.lua: the value it returns: a table with a metatable (a spec is plain data)")
+    local text = spec_with({}):gsub("^return ", "local s = "):gsub("\n$", "")
+    _, err = load_small(text .. "\ns.buffers = setmetatable(s.buffers, { __pairs = function() while true do end end })\nreturn s\n")
+    expect(err):contains("workload.lua: buffers: a table with a metatable")
+  end)
+  it("allows functions only as run and a buffer's init", function()
+    local _, err = load_small(spec_with({ flops = "function() while true do end end" }))
+    expect(err):contains("workload.lua: flops: a function is not allowed here")
+    local w = assert(load_small(spec_with({ run = "function(ctx) ctx:launch({}) end" })))
+    expect(type(w.run)):equals("function")
+  end)
+  it("runs an init under the init limits, and names it when it fails", function()
+    local function inputs(init)
+      local w = assert(load_small(spec_with({ buffers = '{ x = { "f32", "n", init = ' .. init .. ' }, y = { "f32", "n", output = true } }' })))
+      return workload.host_inputs(w, w.params, 1)
+    end
+    local data, err = inputs("function() while true do end end")
+    expect(data):is_nil()
+    expect(err.verdict):equals("bad_input")
+    expect(err):matches("workload%.lua: buffers%.x%.init: exceeded the instruction limit of 1000000 %(workload%.LIMITS%.init%.instructions%)$")
+    _, err = inputs("function() error('no input today') end")
+    expect(err):matches("workload%.lua: buffers%.x%.init: .*workload%.lua:%d+: no input today$")
+    _, err = inputs("function(p) return setmetatable({}, { __len = function() return p.n end }) end")
+    expect(err):contains("buffers.x.init returned a table with a metatable")
+    _, err = inputs("function(p) return string.rep('\\0', 1 << 30) end")
+    expect(err):contains("buffers.x.init: exceeded the memory limit of 16 MiB")
+  end)
+  it("runs a spec's run under the run limits: its errors are bad_input, the engine's its own", function()
+    local w = assert(load_small(spec_with({ run = "function(ctx, p) if p.n > 50 then error('too big') end ctx:launch({}) end" })))
+    local ok, err = workload.run(w, { launch = function() end }, { n = 100 })
+    expect(ok):is_nil()
+    expect(err.verdict):equals("bad_input")
+    expect(err):contains("workload.lua: run: ")
+    expect(err):contains("too big")
+    local fault = verdicts.failure("fault", "the kernel crashed")
+    ok, err = workload.run(w, { launch = function() error(fault, 0) end }, { n = 10 })
+    expect(rawequal(err, fault)):is_true()
+    expect(workload.run(w, { launch = function() end }, { n = 10 })):is_true()
+  end)
+end)
+
+describe("workload: tolerances that pass anything are refused", function()
+  it("infinite, NaN or negative atol, and rtol of 1 or more", function()
+    expect(load_error({ tolerance = "{ rtol = 1e-5, atol = math.huge }" })):contains("tolerance.atol: must be a number >= 0 and finite, got inf")
+    expect(load_error({ tolerance = "{ rtol = 1e-5, atol = 0/0 }" })):contains("tolerance.atol: must be a number >= 0 and finite")
+    expect(load_error({ tolerance = "{ rtol = 1e-5, atol = -1e-3 }" })):contains("tolerance.atol: must be a number >= 0")
+    expect(load_error({ tolerance = "{ rtol = 1, atol = 0 }" })):contains("tolerance.rtol: must be below 1")
+    expect(load_error({ tolerance = "{ rtol = 1/0 }" })):contains("tolerance.rtol: must be a number >= 0 and finite")
+  end)
+end)
+
+describe("workload: buffer sizes", function()
+  it("refuses a size whose buffers exceed the limit before anything is allocated", function()
+    local d = write_workload(spec_with({ test_params = "{ { n = 1 << 31 } }" }))
+    local w = assert(workload.load(d, { limits = { buffer_bytes = 1 << 30 } })) -- a bench size may be meant for a GPU
+    local counts, err = workload.counts(w, workload.sizes(w)[1].params)
+    expect(counts):is_nil()
+    expect(err.verdict):equals("bad_input")
+    expect(err):contains("buffers: 16.0 GiB in all at a = 1.5, n = 2147483648 (buffers.x: 8.0 GiB), over the limit of 1.0 GiB (workload.LIMITS.buffer_bytes)")
+    expect(workload.counts(w, w.params)):equals({ x = 100, y = 100 })
+    -- the backend's memory, where it is smaller
+    expect(select(2, workload.counts(w, w.params, 512))):contains("over the limit of 0.0 MiB (the device's memory)")
+    -- and a count past 2^63 bytes does not wrap around
+    expect(select(2, workload.counts(w, { n = math.maxinteger // 2, a = 1 }))):contains("over the limit")
+  end)
+  it("defaults to a quarter of the host's memory", function()
+    expect(workload.LIMITS.buffer_bytes):equals(require("kl.memcap").physical() // 4)
+  end)
+end)
+
+describe("workload: { \"int\", lo, hi } bounds may be expressions", function()
+  local function int_spec(lo, hi, extra)
+    local fields = { buffers = '{ x = { "i32", "n", init = { "int", ' .. lo .. ', ' .. hi .. ' } }, y = { "f32", "n", output = true } }' }
+    for k, v in pairs(extra or {}) do fields[k] = v end
+    return spec_with(fields)
+  end
+  it("evaluates them per size, for the worker and for the host", function()
+    local w = assert(workload.load(write_workload(int_spec(0, '"n - 1"', { test_params = "{ { n = 7 } }" }))))
+    expect(workload.init_of(w, "x", { n = 7, a = 1 })):equals({ "int", 0, 6 })
+    expect(workload.init_of(w, "x", w.params)):equals({ "int", 0, 99 })
+    local values = randgen.unpack("i32", assert(workload.host_inputs(w, { n = 7, a = 1 }, 3)).x)
+    expect(#values):equals(7)
+    for _, v in ipairs(values) do expect(v >= 0 and v <= 6):is_true() end
+    -- constant bounds stay the table the spec wrote
+    local c = assert(workload.load(write_workload(int_spec(-5, 5))))
+    expect(workload.init_of(c, "x", c.params)):equals({ "int", -5, 5 })
+  end)
+  it("checks them at every size when the spec loads", function()
+    expect(load_error({ buffers = '{ x = { "i32", "n", init = { "int", "n", 50 } }, y = { "f32", "n", output = true } }' }))
+      :contains("buffers.x.init: { \"int\", 100, 50 } has lo > hi at a = 1.5, n = 100 (at bench size)")
+    expect(load_error({ buffers = '{ x = { "i32", "n", init = { "int", 0, "m" } }, y = { "f32", "n", output = true } }' }))
+      :contains("buffers.x.init hi: 'm' uses 'm', which is not in params")
+    expect(load_error({ buffers = '{ x = { "i32", "n", init = { "int", 0, "a" } }, y = { "f32", "n", output = true } }' }))
+      :contains("buffers.x.init hi 'a' = 1.5, not an integer")
+  end)
+end)
+
+describe("workload: init functions see what they come after", function()
+  -- offsets (row starts) first; the columns of each row sorted, from the offsets
+  local CSR = [[
+return {
+  kernel = "k", params = { R = 5, NNZ = 12 },
+  buffers = {
+    rows = { "i32", "R + 1", init = function(p, rng, ctx)
+      local t = { 0 }
+      for r = 1, p.R - 1 do t[r + 1] = math.min(p.NNZ, t[r] + rng:int(0, 4)) end
+      t[p.R + 1] = p.NNZ
+      return t
+    end },
+    cols = { "i32", "NNZ", after = { "rows" }, init = function(p, rng, ctx)
+      local rows = randgen.unpack("i32", ctx.buffers.rows)
+      local t = {}
+      for r = 1, p.R do
+        local prev = -1
+        for k = rows[r] + 1, rows[r + 1] do prev = prev + 1 + rng:int(0, 2); t[k] = prev end
+      end
+      assert(ctx.count == p.NNZ and ctx.seed == 4 and ctx.name == "cols" and ctx.type == "i32", "ctx")
+      return t
+    end },
+    vals = { "f32", "NNZ", init = "uniform" },
+    y = { "f32", "R", output = true },
+  },
+  args = { "R", "rows", "cols", "vals", "y" }, tolerance = { rtol = 1e-5 }, flops = "NNZ", bytes = "NNZ",
+}
+]]
+  it("builds the buffers an init comes after first and hands it their bytes", function()
+    local w = assert(workload.load(write_workload(CSR)))
+    expect(w.buffer_by_name.cols.after):equals({ "rows" })
+    local data = assert(workload.host_inputs(w, w.params, 4, { "cols" }))
+    -- only what was asked and what it needs: vals is the device's to fill
+    expect(data.vals):is_nil()
+    local rows, cols = randgen.unpack("i32", data.rows), randgen.unpack("i32", data.cols)
+    expect(rows[1]):equals(0)
+    expect(rows[#rows]):equals(12)
+    for r = 1, 5 do
+      for k = rows[r] + 2, rows[r + 1] do expect(cols[k] > cols[k - 1]):is_true() end
+    end
+    -- the same seed gives the same bytes
+    expect(assert(workload.host_inputs(w, w.params, 4, { "cols" })).cols == data.cols):is_true()
+  end)
+  it("refuses an order that cannot be, and after on what has nothing to give", function()
+    local function with(rows_after, cols_after)
+      local text = CSR:gsub('rows = { "i32", "R %+ 1",', 'rows = { "i32", "R + 1", after = ' .. rows_after .. ',')
+      return (text:gsub('after = { "rows" }', 'after = ' .. cols_after, 1))
+    end
+    local _, err = workload.load(write_workload(with('{ "cols" }', '{ "rows" }')))
+    expect(err):contains("buffers.cols.after: is a cycle: cols -> rows -> cols")
+    _, err = workload.load(write_workload(with('{ "rows" }', '{ "rows" }')))
+    expect(err):contains("buffers.rows.after[1]: is the buffer itself")
+    _, err = workload.load(write_workload(with('{}', '{ "y" }')))
+    expect(err):contains("buffers.cols.after[1]: 'y' has no init: there is nothing to hand over")
+    _, err = workload.load(write_workload(with('{}', '{ "nope" }')))
+    expect(err):contains("buffers.cols.after[1]: 'nope' is not a buffer")
+    _, err = workload.load(write_workload((CSR:gsub('vals = { "f32", "NNZ",', 'vals = { "f32", "NNZ", after = { "rows" },'))))
+    expect(err):contains("buffers.vals.after: is for an init function")
   end)
 end)

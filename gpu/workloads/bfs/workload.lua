@@ -5,10 +5,11 @@
 -- level until the next-frontier count it reads back is 0.
 --
 -- The graph is generated on the host by `graph`'s init from the rng the
--- gate gives it (RMAT in C, engine/core/rmat.h), and packed into one i32
--- buffer: the V + 1 row offsets, then the E column indices. One buffer,
--- because each buffer's init gets its own rng stream and the offsets and
--- columns must describe the same graph.
+-- gate gives it (RMAT in C, engine/core/rmat.h, through the sandbox's
+-- `randgen`), and packed into one i32 buffer: the V + 1 row offsets, then
+-- the E column indices. One buffer, because each buffer's init gets its own
+-- rng stream and the offsets and columns must describe the same graph (two
+-- buffers could do it with `after`, the kernels read one).
 --   kind = 0: RMAT (a, b, c, d = 0.57, 0.19, 0.19, 0.05, the Graph500
 --     parameters, quantized to 1/256), V = 2^scale vertices and E / 2
 --     generated edges (E = 2 * edge factor * V), each stored in both
@@ -20,8 +21,6 @@
 --     with one edge in ten replaced by a self loop at random, so that the
 --     levels differ from seed to seed: low degree and a long diameter (at
 --     least 2 side - 2 levels from the corner 0).
-local randgen = require "kl.randgen"
-
 local M = {}
 
 -- RMAT quadrant thresholds out of 256: a, a + b, a + b + c.
@@ -106,19 +105,13 @@ end
 -- runs once per seed and size in a process instead of once per trial.
 local built, built_order, BUILT_MAX = {}, {}, 8
 
--- The collector is paused while the grid's big integer tables grow: it
--- would otherwise re-traverse them at every resize, for nothing to free.
 function M.graph(p, rng)
   local key = string.format("%d:%d:%d:%d", p.kind, p.V, p.E, rng:bits())
   if built[key] then return built[key] end
-  collectgarbage("stop")
-  local ok, bytes = pcall(p.kind == 0 and rmat or grid, p, rng)
-  collectgarbage("restart")
-  if not ok then error(bytes, 0) end
+  local bytes = (p.kind == 0 and rmat or grid)(p, rng)
   built[key] = bytes
   built_order[#built_order + 1] = key
   if #built_order > BUILT_MAX then built[table.remove(built_order, 1)] = nil end
-  collectgarbage()
   return bytes
 end
 

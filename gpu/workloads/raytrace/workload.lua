@@ -113,8 +113,7 @@ local built, built_order, BUILT_MAX = {}, {}, 8
 function M.scene(p, rng)
   local key = string.format("%d:%d:%d", p.G, p.B, rng:bits())
   if built[key] then return built[key] end
-  collectgarbage("stop")  -- the big tables only grow here: nothing to collect
-  local ok, bytes = pcall(function()
+  local bytes = (function()
     local n, v = generate(p, rng)
     assert(n == 2 * p.G * p.G + p.B and n >= 8)
     local ax, ay, az, bx, by, bz, cx, cy, cz = table.unpack(v)
@@ -168,13 +167,10 @@ function M.scene(p, rng)
         bx[t] - ax[t], by[t] - ay[t], bz[t] - az[t], 0, cx[t] - ax[t], cy[t] - ay[t], cz[t] - az[t], 0)
     end
     return table.concat(out)
-  end)
-  collectgarbage("restart")
-  if not ok then error(bytes, 0) end
+  end)()
   built[key] = bytes
   built_order[#built_order + 1] = key
   if #built_order > BUILT_MAX then built[table.remove(built_order, 1)] = nil end
-  collectgarbage()
   return bytes
 end
 

@@ -99,7 +99,16 @@ function M.geometry(k, p, bind, entry)
   return res
 end
 
--- The launch request for kernel k at params p.
+local sandbox = require "klineage.spec_sandbox"
+local types = require "klineage.types"
+
+-- The scalar kinds narrower than a Lua integer, and u64's sign: a value
+-- outside would wrap in the kernel.
+local RANGE = { i32 = { -(1 << 31), (1 << 31) - 1 }, u32 = { 0, (1 << 32) - 1 }, u64 = { 0, math.maxinteger } }
+
+-- The launch request for kernel k at params p. What the spec decides (its
+-- args, a run's bind) is checked against the kernel's parameters here, so
+-- that a mismatch is the spec's bad_input, not a malformed request.
 function Session:launch_request(k, w, p, bind)
   bind = bind or {}
   local entry = bind.kernel or k.entry
@@ -109,20 +118,36 @@ function Session:launch_request(k, w, p, bind)
     kinds, f = kernel.signature(k.source, bind.kernel)
     if not kinds then error(f, 0) end
   end
+  local function refuse(fmt, ...)
+    verdicts.raise("bad_input", string.format("%s: " .. fmt, w.path, ...))
+  end
+  if #kinds ~= #w.args then
+    refuse("args: %d arguments, but %s in %s takes %d parameters", #w.args, entry, k.file, #kinds)
+  end
   local g = M.geometry(k, p, bind, bind.kernel)
   if not g.allowed then verdicts.raise("not_allowed", g.why) end
   local args = {}
   for i, a in ipairs(w.args) do
-    local b = bind[a]
-    if type(b) == "string" and w.buffer_by_name[b] then
-      args[i] = { "buf", b }
-    elseif w.buffer_by_name[a] and b == nil then
-      args[i] = { "buf", a }
+    local b, kind = bind[a], kinds[i]
+    local buf = b == nil and w.buffer_by_name[a] and a
+    if type(b) == "string" then
+      if not w.buffer_by_name[b] then refuse("run: ctx:launch binds %s to '%s', which is not a buffer", a, b) end
+      buf = b
+    end
+    if buf then
+      if kind ~= "buf" then refuse("args[%d]: buffer '%s' for parameter %d of %s, which is a %s", i, buf, i, entry, kind) end
+      args[i] = { "buf", buf }
     else
       local v = b ~= nil and b or p[a]
-      local kind = kinds[i]
-      if kind == "buf" or kind == nil then
-        verdicts.raise("bad_input", string.format("argument %d (%s) of %s: the kernel's parameter is %s", i, a, entry, tostring(kind)))
+      if kind == "buf" then refuse("args[%d]: '%s' is not a buffer, but parameter %d of %s is a pointer", i, a, i, entry) end
+      if type(v) ~= "number" then refuse("args[%d]: '%s' is %s, not a number", i, a, type(v)) end
+      if types.get(kind).integer then
+        local n = math.tointeger(v)
+        local r = RANGE[kind]
+        if not n or (r and (n < r[1] or n > r[2])) then
+          refuse("args[%d]: '%s' = %s does not fit parameter %d of %s, a %s", i, a, tostring(v), i, entry, kind)
+        end
+        v = n
       end
       args[i] = { kind, v }
     end
@@ -132,10 +157,42 @@ function Session:launch_request(k, w, p, bind)
            smem = geom.smem, args = args }
 end
 
+-- A bind from a spec's run: a plain table of names in args (and `kernel`)
+-- to numbers and buffer names, copied raw so that no code of the spec
+-- runs here.
+local function plain_bind(w, bind)
+  if bind == nil then return {} end
+  local copy, f = sandbox.plain(bind, "run: ctx:launch's bind")
+  if not copy then verdicts.raise("bad_input", w.path .. ": " .. f) end
+  if type(copy) ~= "table" then
+    verdicts.raise("bad_input", string.format("%s: run: ctx:launch takes a table, got %s", w.path, type(copy)))
+  end
+  local named = {}
+  for _, a in ipairs(w.args) do named[a] = true end
+  for key, v in pairs(copy) do
+    if key == "kernel" then
+      if type(v) ~= "string" then verdicts.raise("bad_input", w.path .. ": run: ctx:launch's bind.kernel must be a name") end
+    elseif not named[key] then
+      verdicts.raise("bad_input", string.format("%s: run: ctx:launch binds '%s', which is not in args", w.path, tostring(key)))
+    elseif type(v) ~= "number" and type(v) ~= "string" then
+      verdicts.raise("bad_input", string.format("%s: run: ctx:launch binds %s to a %s", w.path, key, type(v)))
+    end
+  end
+  return copy
+end
+
+local function buffer_of(w, fn, buf)
+  local b = type(buf) == "string" and w.buffer_by_name[buf]
+  if not b then verdicts.raise("bad_input", string.format("%s: run: ctx:%s: %s is not a buffer", w.path, fn, tostring(buf))) end
+  return b
+end
+
 -- Runs kernel k once at params p: either one launch or the workload's
--- run(ctx, p). Returns the list of steps it made (for timing; a plain
--- array, as it travels to the worker) and whether they depended on the
--- data (the run read a buffer back).
+-- run(ctx, p), which must launch k's entry, the kernel under judgement, at
+-- least once (a run that launches nothing would pass any kernel). Returns
+-- the list of steps it made (for timing; a plain array, as it travels to
+-- the worker) and whether they depended on the data (the run read a
+-- buffer back).
 function Session:run(k, w, p)
   local steps = {}
   if not w.run then
@@ -144,26 +201,38 @@ function Session:run(k, w, p)
     steps[1] = req
     return steps
   end
-  local ctx, data_dependent = {}, false
+  local ctx, judged, data_dependent = {}, 0, false
   function ctx.zero(_, buf)
-    local req = { op = "zero", buffer = buf }
+    local req = { op = "zero", buffer = buffer_of(w, "zero", buf).name }
     self:call(req)
     steps[#steps + 1] = req
   end
   function ctx.launch(_, bind)
-    local req = self:launch_request(k, w, p, bind)
+    local req = self:launch_request(k, w, p, plain_bind(w, bind))
     self:call(req)
     steps[#steps + 1] = req
+    if req.kernel == k.entry then judged = judged + 1 end
   end
   function ctx.read(_, buf, i)
     data_dependent = true -- the launches that follow depend on the data
-    local v = self:call({ op = "read", buffer = buf, index = i }).value
+    local b = buffer_of(w, "read", buf)
+    local counts, f = workload.counts(w, p)
+    if not counts then error(f, 0) end
+    local at = math.type(i) and math.tointeger(i)
+    if not at or at < 0 or at >= counts[b.name] then
+      verdicts.raise("bad_input", string.format("%s: run: ctx:read(\"%s\", %s): the index must be an integer in [0, %d)",
+        w.path, b.name, tostring(i), counts[b.name]))
+    end
+    local v = self:call({ op = "read", buffer = b.name, index = at }).value
     -- JSON has one number type: an integer buffer's element comes back an integer.
-    local b = w.buffer_by_name[buf]
-    if b and not workload.is_float(b.type) then v = protocol.integer(v) or v end
+    if not workload.is_float(b.type) then v = protocol.integer(v) or v end
     return v
   end
   w.run(ctx, p)
+  if judged == 0 then
+    verdicts.raise("bad_input", string.format("%s: run: made no launch of %s, the kernel under judgement (%s)",
+      w.path, k.entry, k.file))
+  end
   return steps, data_dependent
 end
 
@@ -213,7 +282,9 @@ function Session:fill(w, p, seed, role)
     elseif type(b.init) == "function" then
       custom[#custom + 1] = b.name
     else
-      device_init[#device_init + 1] = { name = b.name, init = b.init or "zeros", stream = b.stream }
+      local init, f = workload.init_of(w, b.name, p) -- { "int", lo, hi } bounds may be expressions
+      if not init then error(f, 0) end
+      device_init[#device_init + 1] = { name = b.name, init = init, stream = b.stream }
     end
   end
   local sums = {}
@@ -223,17 +294,19 @@ function Session:fill(w, p, seed, role)
   if #custom > 0 then
     -- The worker keeps keyed uploads: the same (workload, size, seed)
     -- comes back in every trial and every version, and a scale-22 graph
-    -- (554 MB) re-sent each time cost more than the kernels.
-    local data
+    -- (554 MB) re-sent each time cost more than the kernels. Only the
+    -- buffers it lacks are built, with what their inits come after.
+    local missing = {}
     for _, name in ipairs(custom) do
-      local key = input_key(w, p, seed, name)
-      if not self:call({ op = "upload", name = name, key = key }).cached then
-        if not data then
-          local f
-          data, f = workload.host_inputs(w, p, seed)
-          if not data then error(f, 0) end
-        end
-        self:call_with_bytes({ op = "upload", name = name, key = key }, "data", data[name])
+      if not self:call({ op = "upload", name = name, key = input_key(w, p, seed, name) }).cached then
+        missing[#missing + 1] = name
+      end
+    end
+    if #missing > 0 then
+      local data, f = workload.host_inputs(w, p, seed, missing)
+      if not data then error(f, 0) end
+      for _, name in ipairs(missing) do
+        self:call_with_bytes({ op = "upload", name = name, key = input_key(w, p, seed, name) }, "data", data[name])
       end
     end
     -- The worker's own checksum, so that before and after are comparable.

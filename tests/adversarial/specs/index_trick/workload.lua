@@ -1,0 +1,16 @@
+-- Hides its buffers behind __index and __pairs metamethods.
+local spec = {
+  name = "index_trick", kernel = "saxpy",
+  params = { n = 1000, a = 2.0 },
+  test_params = { { n = 100 }, { n = 333 } },
+  buffers = {
+    x = { "f32", "n", init = "uniform" },
+    y = { "f32", "n", init = "normal", output = true },
+  },
+  args = { "n", "a", "x", "y" },
+  tolerance = { rtol = 1e-6, atol = 1e-7 },
+  flops = "2*n", bytes = "12*n",
+}
+local buffers = spec.buffers
+spec.buffers = setmetatable({}, { __index = buffers, __pairs = function() while true do end end })
+return spec

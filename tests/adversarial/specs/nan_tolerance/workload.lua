@@ -1,0 +1,13 @@
+-- A NaN tolerance, which no comparison can use.
+return {
+  name = "nan_tolerance", kernel = "saxpy",
+  params = { n = 1000, a = 2.0 },
+  test_params = { { n = 100 }, { n = 333 } },
+  buffers = {
+    x = { "f32", "n", init = "uniform" },
+    y = { "f32", "n", init = "normal", output = true },
+  },
+  args = { "n", "a", "x", "y" },
+  tolerance = { rtol = 0/0, atol = 0 },
+  flops = "2*n", bytes = "12*n",
+}

@@ -1,0 +1,14 @@
+-- Reaches the engine's string table through the strings' metatable.
+getmetatable("").__index.format = function() while true do end end
+return {
+  name = "string_escape", kernel = "saxpy",
+  params = { n = 1000, a = 2.0 },
+  test_params = { { n = 100 }, { n = 333 } },
+  buffers = {
+    x = { "f32", "n", init = "uniform" },
+    y = { "f32", "n", init = "normal", output = true },
+  },
+  args = { "n", "a", "x", "y" },
+  tolerance = { rtol = 1e-6, atol = 1e-7 },
+  flops = "2*n", bytes = "12*n",
+}

@@ -1,0 +1,15 @@
+-- Grows a table of short strings until the machine pages.
+local t = {}
+for i = 1, math.maxinteger do t[i] = ("x"):rep(64) .. i end
+return {
+  name = "table_bomb", kernel = "saxpy",
+  params = { n = 1000, a = 2.0 },
+  test_params = { { n = 100 }, { n = 333 } },
+  buffers = {
+    x = { "f32", "n", init = "uniform" },
+    y = { "f32", "n", init = "normal", output = true },
+  },
+  args = { "n", "a", "x", "y" },
+  tolerance = { rtol = 1e-6, atol = 1e-7 },
+  flops = "2*n", bytes = "12*n",
+}

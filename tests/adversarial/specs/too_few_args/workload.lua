@@ -1,0 +1,13 @@
+-- Fewer args than the kernel has parameters.
+return {
+  name = "too_few_args", kernel = "saxpy",
+  params = { n = 1000, a = 2.0 },
+  test_params = { { n = 100 }, { n = 333 } },
+  buffers = {
+    x = { "f32", "n", init = "uniform" },
+    y = { "f32", "n", init = "normal", output = true },
+  },
+  args = { "n", "x", "y" },
+  tolerance = { rtol = 1e-6, atol = 1e-7 },
+  flops = "2*n", bytes = "12*n",
+}
