@@ -19,6 +19,7 @@
   X(occupancy)        \
   X(proc)             \
   X(randgen)          \
+  X(safedir)          \
   X(source)           \
   X(vendor)
 
