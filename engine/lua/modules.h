@@ -20,6 +20,7 @@
   X(proc)             \
   X(randgen)          \
   X(safedir)          \
+  X(sandbox)          \
   X(source)           \
   X(vendor)
 
