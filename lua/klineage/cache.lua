@@ -111,9 +111,11 @@ function M.private_dir(dir, owned, create)
   local ok, why, absent = safedir.ensure(dir, owned or 1, create)
   if ok then return true end
   if absent then return false, "absent" end
-  -- why names the component at fault: the folder itself, or one above it
+  -- why names the component at fault: the folder itself, or one above it;
+  -- or says what could not be done (a read-only home)
   local what = why:find("'" .. dir .. "'", 1, true) and "the cache folder" or string.format("the cache folder '%s'", dir)
-  return nil, verdicts.failure("io_error", what .. " is refused: " .. why, { path = dir })
+  local verb = why:find("^cannot ") and " cannot be used: " or " is refused: "
+  return nil, verdicts.failure("io_error", what .. verb .. why, { path = dir })
 end
 
 -- Writes through a new 0600 temporary and a rename, as files.write_atomic,

@@ -91,7 +91,7 @@ function Worker:load(req)
     local name = req.name or (tostring(req.module) .. ".cu")
     if type(req.library) == "string" then
       local lowered
-      lowered, v = emu.lower(req.source, name, req.names)
+      lowered, v = emu.lower(req.source, name)
       if not lowered then return nil, verdicts.failure("unsupported", "emu: " .. v.message) end
       mod, v = emu.open(req.library, lowered)
       if not mod then return nil, v end
