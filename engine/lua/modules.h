@@ -20,6 +20,8 @@
   X(occupancy)        \
   X(proc)             \
   X(randgen)          \
+  X(safedir)          \
+  X(sandbox)          \
   X(source)           \
   X(vendor)
 

@@ -4,21 +4,47 @@
 --
 --   emu.lower(source [, name [, instances]]) -> lowered | nil, failure
 --       lowered = { text, kernels = { {name, line, template}... } }
---   emu.compile(source, opts) -> Module | nil, failure
+--   emu.build(source, opts) -> built | nil, failure
+--       lowers and compiles into the cache, loading nothing: built = { path
+--       (the shared object), key, compiled, kernels, symbols, lowered }.
 --       opts = { name = "kernel.cu", cxx = command, cache_dir = dir,
 --                include_dirs = { dir... },
 --                names = { "tiled<128, 8>", ... } }  template kernels to instantiate
+--   emu.open(path [, lowered]) -> Module | nil, failure
+--       loads a shared object build made (dlopen runs its initializers:
+--       kernel code); lowered (emu.lower's, or built) gives the kernel
+--       table and the template instances' symbols
+--   emu.compile(source, opts) -> Module | nil, failure    build, then open
+--   emu.cache_dir() -> dir, owned | nil, failure
 --   module:launch(kernel, cfg) -> true, info | nil, failure     (see kl.emu)
 --       kernel is a non-template __global__ name or one of opts.names
 --   module:signature(kernel) -> { "ptr", "i32", ... }
 --   emu.alloc(bytes, name [, elem_size]) -> Buffer             (see kl.emu)
 --
 -- A failure is klineage.verdicts': verdict "unsupported" (with construct and
--- line), "compile_error" (the host compiler's log and command), "fault"
--- (with kind = "divergent barrier" where that is what it was),
--- "launch_error" or "timeout", and kl.emu's detail fields.
+-- line), "compile_error" (the host compiler's log and command), "io_error"
+-- (a cache folder or file refused: the path and why), "fault" (with kind =
+-- "divergent barrier" where that is what it was), "launch_error" or
+-- "timeout", and kl.emu's detail fields.
 -- The compiler command is $KLINEAGE_EMU_CXX, else the default below; the
--- engine adds M.REQUIRED_FLAGS, -I for the prelude, -o and the file.
+-- engine adds M.REQUIRED_FLAGS, -I for the prelude, -o and the file, and
+-- runs it with umask 077.
+--
+-- Who runs what. build is the trusted compiler on the kernel's text, as
+-- NVRTC is: the engine runs it (gate/session.lua), in its own process.
+-- open runs kernel code (the shared object's initializers, then launches):
+-- the emu worker does, inside its sandbox (lua/klineage/emu_worker.lua),
+-- which forbids starting a compiler.
+--
+-- The cache. $KLINEAGE_CACHE/emu when KLINEAGE_CACHE is set, else
+-- $XDG_CACHE_HOME/klineage/emu, else ~/.cache/klineage/emu (the password
+-- database's home when HOME is unset); never /tmp or the current folder.
+-- A shared object in it runs as this user, so the cache follows
+-- klineage.cache's rules for other local users: every folder of its path
+-- checked with lstat (its own ones real folders of this user's that no one
+-- else can write, made 0700), and a .so is loaded only when it is a regular
+-- file of this user's that no one else can write; anything else is the
+-- failure io_error, with the path and why. open checks the same again.
 -- -fno-strict-aliasing: kernels type-pun through reinterpret_cast, which
 -- nvcc allows. -fstack-clash-protection: a large local array touches every
 -- page it spans, so it meets the fiber's guard page instead of jumping over
@@ -41,7 +67,9 @@
 --   * __activemask returns the lanes of the warp waiting at the same call
 --     site once no lane can run: the lanes converged there, as on a GPU.
 local kemu = require "kl.emu"
+local cache = require "klineage.cache"
 local files = require "klineage.files"
+local safedir = require "kl.safedir"
 
 local verdicts = require "klineage.verdicts"
 
@@ -432,17 +460,7 @@ function M.prelude_dir()
   return dirname(dirname(require("kl.host").executable())) .. "/share/klineage/gpu/emu"
 end
 
-function M.cache_dir()
-  local base = os.getenv("XDG_CACHE_HOME")
-  if not base or base == "" then base = (os.getenv("HOME") or "/tmp") .. "/.cache" end
-  return base .. "/klineage/emu"
-end
-
-local function exists(path)
-  local h = io.open(path, "rb")
-  if h then h:close() return true end
-  return false
-end
+function M.cache_dir() return cache.location("emu") end
 
 -- The first compiler diagnostic line that says error, else the log's start.
 local function first_error(log)
@@ -473,8 +491,18 @@ function Module:signature(kernel) return self.lib:signature(self.symbols[kernel]
 
 function Module:close() self.lib:close() end
 
--- Compiles (or finds in the cache) and loads a kernel source.
-function M.compile(source, opts)
+-- A shared object of the cache: true (load it), false (absent, or ours but
+-- writable by others: build it again) or nil, failure (refused).
+local function usable(so)
+  local ok, why, what = safedir.check_file(so)
+  if ok == nil then
+    return nil, verdicts.failure("io_error", "the emu cache's " .. why .. ": klineage does not load it", { path = so })
+  end
+  return ok, what
+end
+
+-- Compiles a kernel source into the cache (or finds it there).
+function M.build(source, opts)
   opts = opts or {}
   local name = opts.name or "kernel.cu"
   local lowered, verdict = M.lower(source, name, opts.names)
@@ -489,15 +517,23 @@ function M.compile(source, opts)
   for _, d in ipairs(opts.include_dirs or {}) do includes[#includes + 1] = "-I" .. quote(d) end
   local flags = table.concat(includes, " ")
   local key = kemu.hash(lowered.text, prelude, abi, cxx, M.REQUIRED_FLAGS, flags)
-  local dir = opts.cache_dir or M.cache_dir()
+  local dir, owned = opts.cache_dir, 1
+  if not dir then
+    dir, owned = M.cache_dir()
+    if not dir then return nil, owned end
+  end
+  local safe, serr = cache.private_dir(dir, owned, true)
+  if not safe then return nil, serr end
   local so = dir .. "/" .. key .. ".so"
   local compiled = false
-  if not exists(so) then
-    if not os.execute("mkdir -p " .. quote(dir)) then error("kl.emu: cannot create " .. dir, 0) end
+  local have, uerr = usable(so)
+  if have == nil then return nil, uerr end
+  if not have then
     local cpp = dir .. "/" .. key .. ".cpp"
-    assert(files.write_atomic(cpp, lowered.text))
+    local wok, werr = cache.write_private(cpp, lowered.text)
+    if not wok then return nil, werr end
     local tmp = string.format("%s.tmp.%d.%d", so, math.random(1 << 30), os.time())
-    local cmd = string.format("%s %s -I%s %s -o %s %s 2>&1", cxx, M.REQUIRED_FLAGS, quote(pdir), flags,
+    local cmd = string.format("umask 077 && %s %s -I%s %s -o %s %s 2>&1", cxx, M.REQUIRED_FLAGS, quote(pdir), flags,
       quote(tmp), quote(cpp))
     local h = assert(io.popen(cmd, "r"))
     local log = h:read("a")
@@ -509,14 +545,38 @@ function M.compile(source, opts)
     local rok, rerr = os.rename(tmp, so)
     if not rok then
       os.remove(tmp)
-      error("kl.emu: cannot move the compiled library into the cache: " .. tostring(rerr), 0)
+      return nil, verdicts.failure("io_error", "cannot move the compiled library into the cache: " .. tostring(rerr))
     end
     compiled = true
   end
+  return { path = so, key = key, compiled = compiled, kernels = lowered.kernels, symbols = lowered.symbols,
+           lowered = lowered.text }
+end
+
+-- Loads a shared object of the cache, after the same checks as build's.
+function M.open(so, lowered)
+  lowered = lowered or {}
+  local dir = so:match("^(.*)/[^/]+$") or "."
+  local safe, serr = cache.private_dir(dir, 1, false)
+  if safe == nil then return nil, serr end
+  if not safe then return nil, verdicts.failure("io_error", string.format("the emu cache folder '%s' does not exist", dir)) end
+  local have, uerr = usable(so)
+  if have == nil then return nil, uerr end
+  if not have then
+    return nil, verdicts.failure("io_error", string.format("'%s' is not a library of the emu cache (%s)", so, uerr))
+  end
   local lib, lerr = kemu.load(so)
   if not lib then return nil, verdicts.failure("internal", "cannot load the compiled kernel: " .. lerr) end
-  return setmetatable({ lib = lib, kernels = lowered.kernels, symbols = lowered.symbols, key = key, path = so,
-                        compiled = compiled, lowered = lowered.text }, Module)
+  return setmetatable({ lib = lib, kernels = lowered.kernels or {}, symbols = lowered.symbols or {},
+                        key = lowered.key, path = so, compiled = lowered.compiled,
+                        lowered = type(lowered.lowered) == "string" and lowered.lowered or lowered.text }, Module)
+end
+
+-- Compiles (or finds in the cache) and loads a kernel source.
+function M.compile(source, opts)
+  local built, f = M.build(source, opts)
+  if not built then return nil, f end
+  return M.open(built.path, built)
 end
 
 -- Compiles a file; the name in diagnostics is the file's, and its folder

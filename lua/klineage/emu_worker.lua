@@ -5,10 +5,34 @@
 -- The worker command loads a backend as klineage.worker.backend_<name>;
 -- worker/backend_emu.lua is `return require "klineage.emu_worker"`.
 --
+-- The sandbox. Kernels on emu are host code, so `klineage worker --backend
+-- emu` confines itself (M.sandbox, called by commands/worker.lua before it
+-- serves, so before any kernel is loaded) with kl.sandbox's seccomp filter
+-- (engine/core/sandbox.h). Forbidden, the worker dying by SIGSYS after a
+-- line on stderr that names the call ("klineage sandbox: ..."): running a
+-- program, starting a process (fork, system, popen: these two block every
+-- signal first, so the line is missing and the start-up note is the last
+-- line instead), sockets, opening a file for writing, changing the file
+-- system, touching another process (ptrace, kill of another pid), a
+-- SIGKILL/SIGTERM/SIGINT/SIGHUP to itself (which would read as the engine's
+-- fault, worker_lost), mount, modules, bpf, io_uring and the like. The
+-- gate records that as the verdict `fault` (blame candidate), the pool
+-- restarts the worker and judging goes on. Not forbidden: reading any file
+-- this user may read, writing to the worker's own pipes (stdout is the
+-- protocol: a kernel that writes there breaks it and is a fault), using
+-- memory and threads; the sandbox protects the machine, not the verdict (a
+-- kernel runs inside the judge and could, with deliberate effort, forge its
+-- replies). Every other call fails with ENOSYS. KLINEAGE_EMU_SANDBOX=off
+-- runs unconfined, with a warning on stderr (debugging only); a machine
+-- without seccomp fails the worker's start-up instead.
+--
 -- Differences from the cuda backend, all by design:
---   load     takes `source` (the CUDA C text; a cubin means nothing here) and
---            answers "unsupported" for constructs the emulator cannot run or
---            that the host compiler rejects, with the construct and line
+--   load     takes `library`, the shared object emu.build compiled in the
+--            engine, and `source` (the CUDA C text, lowered again here for
+--            the kernel table); an unsandboxed worker (tests, in-process)
+--            may be given `source` alone and compiles it itself, answering
+--            "unsupported" for constructs the emulator cannot run or that
+--            the host compiler rejects, with the construct and line
 --   init     fills on the host with engine/core/randgen.h's algorithm: the
 --            same bytes as the device generator for the same seed
 --   launch   runs on the CPU; `ms` is host wall time, not GPU time. A fault,
@@ -55,6 +79,7 @@ function Worker:hello()
   local ok, pid = pcall(function() return require("kl.proc").getpid() end)
   return {
     op = "ready", protocol = protocol.VERSION, backend = "emu", pid = ok and pid or nil,
+    sandbox = self.sandboxed and "seccomp" or "off",
     device = { index = 0, name = string.format("kl.emu on %d host threads", host.cpu_count()),
                arch = "emu", sm_count = host.cpu_count(), clock_mhz = 0, memory_bytes = 0,
                driver = "kl.emu abi " .. kemu.abi, l2_bytes = 0 },
@@ -66,11 +91,23 @@ function Worker:load(req)
   local mod = self.modules:get(req.module) -- the engine names a module by its source's hash
   if not mod then
     local v
-    mod, v = emu.compile(req.source, { name = req.name or (tostring(req.module) .. ".cu") })
-    if not mod then
-      -- A construct the emulator lacks, or one the host compiler rejects
-      -- after NVRTC accepted it: either way, this kernel cannot run here.
-      return nil, verdicts.failure("unsupported", "emu: " .. v.message)
+    local name = req.name or (tostring(req.module) .. ".cu")
+    if type(req.library) == "string" then
+      local lowered
+      lowered, v = emu.lower(req.source, name)
+      if not lowered then return nil, verdicts.failure("unsupported", "emu: " .. v.message) end
+      mod, v = emu.open(req.library, lowered)
+      if not mod then return nil, v end
+    elseif self.sandboxed then
+      bad("load: a sandboxed emu worker cannot compile; send `library`, the shared object emu.build made")
+    else
+      mod, v = emu.compile(req.source, { name = name })
+      if not mod then
+        -- A construct the emulator lacks, or one the host compiler rejects
+        -- after NVRTC accepted it: either way, this kernel cannot run here.
+        if v.verdict == "io_error" then return nil, v end
+        return nil, verdicts.failure("unsupported", "emu: " .. v.message)
+      end
     end
   end
   local functions = {}
@@ -241,6 +278,22 @@ end
 
 function Worker:metrics()
   return nil, verdicts.failure("unsupported", "no metrics on emu")
+end
+
+-- The worker command's start-up hook (commands/worker.lua): confines this
+-- process for good, keeping only the protocol streams open. true | nil, err.
+M.SANDBOX_NOTE = "klineage sandbox: on (seccomp); a death by SIGSYS is the sandbox stopping a forbidden system call\n"
+
+function M.sandbox(worker, streams)
+  if os.getenv("KLINEAGE_EMU_SANDBOX") == "off" then
+    io.stderr:write("klineage worker: the emu sandbox is off (KLINEAGE_EMU_SANDBOX=off): kernels run with every right of this user\n")
+    return true
+  end
+  local ok, err = require("kl.sandbox").enter { keep = streams }
+  if not ok then return nil, err .. " (KLINEAGE_EMU_SANDBOX=off runs kernels unconfined)" end
+  worker.sandboxed = true
+  io.stderr:write(M.SANDBOX_NOTE)
+  return true
 end
 
 function Worker:bye()

@@ -5,7 +5,11 @@
 --
 -- A backend is a module, klineage.worker.backend_<name> (fake is
 -- klineage.worker.fake_worker), returning { new(opts) -> worker | nil, err }
--- and optionally before(worker, req) -> handled and after(worker, req, reply).
+-- and optionally before(worker, req) -> handled, after(worker, req, reply)
+-- and sandbox(worker, { in, out }) -> true | nil, err: called once the
+-- protocol streams exist and before the first request, to confine the
+-- process (emu: kernels are host code, see emu_worker.lua). A backend
+-- whose sandbox cannot be entered does not start (exit 1).
 -- The worker has one method per protocol op: worker:op(req) -> reply fields
 -- | nil, failure (klineage.verdicts), or it raises a failure. A missing
 -- method answers "unsupported"; any other Lua error answers verdict
@@ -104,6 +108,13 @@ options:
       return 1
     end
     worker.protocol_in, worker.protocol_out = input, output
+    if backend.sandbox then
+      local ok, serr = backend.sandbox(worker, { input, output })
+      if not ok then
+        io.stderr:write("klineage worker: ", tostring(serr), "\n")
+        return 1
+      end
+    end
     return serve(backend, worker, input, output, a.backend)
   end,
   serve = serve,

@@ -82,7 +82,15 @@ function Session:load(k)
   if self.loaded[k.module] then return end
   local req = { op = "load", module = k.module, kernels = { k.entry } }
   if self.pool.backend == "emu" then
-    req.source, req.name = k.source, k.file -- the emulator compiles CUDA C itself
+    -- The engine compiles (g++, a trusted compiler on the kernel's text, as
+    -- NVRTC is); the worker, sandboxed, only loads the shared object.
+    local built, f = require("klineage.emu").build(k.source, { name = k.file })
+    if not built then
+      if f.verdict == "io_error" then error(f, 0) end
+      -- a construct the emulator lacks, or one g++ rejects after NVRTC accepted it
+      verdicts.raise("unsupported", "emu: " .. f.message)
+    end
+    req.source, req.name, req.library = k.source, k.file, built.path
     self:call(req)
   else
     self:call_with_bytes(req, "cubin", k.cubin)

@@ -29,9 +29,13 @@
 --   hello    { protocol = 1 }
 --            -> { op = "ready", protocol = 1, backend = "cuda"|"emu"|"fake", pid,
 --                 device = { index, name, arch = "sm_90", sm_count, clock_mhz,
---                            memory_bytes, driver, l2_bytes } }
+--                            memory_bytes, driver, l2_bytes },
+--                 sandbox = "seccomp" | "off" (emu) }
 --   load     { module = "m1", cubin_b64 = ... | cubin_path = ... (cuda),
---                             source = ... (emu), kernels = { "sgemm", ... } }
+--                             source = ..., library = path (emu: the text, and the
+--                             shared object the engine built with emu.build; the
+--                             sandboxed worker cannot compile),
+--                             kernels = { "sgemm", ... } }
 --            -> { functions = { sgemm = { registers, smem, max_threads } } }
 --   alloc    { buffers = { { name = "A", type = "f32", count = n }, ... } }
 --            (replaces every buffer of the previous alloc)        -> {}
