@@ -333,13 +333,15 @@ end
 
 -- Runs the baseline on the seed's inputs, keeps its outputs as "<name>@ref"
 -- and fills the same inputs again for the run to judge. Returns the input
--- checksums of that second fill. Whatever goes wrong while the baseline
--- runs is the baseline's: it is raised as baseline_broken.
+-- checksums of that second fill. Whatever a kernel can get wrong while
+-- the baseline runs is the baseline's: it is raised as baseline_broken.
 function Session:reference(base, w, p, seed)
   self:fill(w, p, seed, "baseline")
   local ok, f = verdicts.catch(self.run, self, base, w, p)
   if not ok then
-    if f.verdict == "worker_lost" or f.verdict == "io_error" then error(f, 0) end
+    -- What a kernel did wrong is the baseline's here; what is not about a
+    -- kernel (the spec's run raising, the engine, the backend) stays so.
+    if (verdicts.get(f.verdict) or {}).blame ~= "candidate" then error(f, 0) end
     verdicts.raise("baseline_broken", string.format("the baseline (%s) failed: %s: %s", base.file, f.verdict, f.message),
       { cause = f.verdict })
   end
