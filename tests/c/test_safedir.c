@@ -53,13 +53,13 @@ int main(void) {
   INT_EQ(&t, kl_safedir_ensure(at("open/c"), 1, 1, NULL, why, sizeof why), 1, "a sticky ancestor is fine (/tmp)");
 
   mkdir(at("real"), 0700);
-  symlink(at("real"), at("link"));
+  OK(&t, symlink(at("real"), at("link")) == 0, "symlink");
   INT_EQ(&t, kl_safedir_ensure(at("link"), 1, 1, NULL, why, sizeof why), 0, "an owned folder that is a link is refused");
   OK(&t, strstr(why, "symbolic link") != NULL, "the reason says link");
   INT_EQ(&t, kl_safedir_ensure(at("link/cache"), 1, 1, NULL, why, sizeof why), 1, "an ancestor link of ours is followed");
   struct stat st;
   OK(&t, stat(at("real/cache"), &st) == 0 && S_ISDIR(st.st_mode), "into its target");
-  symlink("real", at("rel-link"));
+  OK(&t, symlink("real", at("rel-link")) == 0, "symlink");
   INT_EQ(&t, kl_safedir_ensure(at("rel-link/cache2"), 1, 1, NULL, why, sizeof why), 1, "a relative link too");
   OK(&t, stat(at("real/cache2"), &st) == 0, "relative to its folder");
 
@@ -80,7 +80,7 @@ int main(void) {
   INT_EQ(&t, kl_safedir_check_file(at("a/ok.so"), why, sizeof why), KL_SAFEDIR_SAFE, "a private file");
   touch(at("a/loose.so"), 0666);
   INT_EQ(&t, kl_safedir_check_file(at("a/loose.so"), why, sizeof why), KL_SAFEDIR_LOOSE, "a file others can write");
-  symlink(at("a/ok.so"), at("a/link.so"));
+  OK(&t, symlink(at("a/ok.so"), at("a/link.so")) == 0, "symlink");
   INT_EQ(&t, kl_safedir_check_file(at("a/link.so"), why, sizeof why), KL_SAFEDIR_REFUSED, "a link");
   INT_EQ(&t, kl_safedir_check_file(at("a"), why, sizeof why), KL_SAFEDIR_REFUSED, "a folder");
   char home[512];
