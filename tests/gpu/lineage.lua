@@ -15,6 +15,8 @@ describe(name .. " on the GPU", function()
       local ref = r.stages.reference
       local s = (ref and ref.verdict ~= "ok" and ref.verdict ~= "skipped" and ref) or r.stages.correct or r.stages.compile or {}
       check(r.verdict == "ok", "%s: %s", r.verdict, tostring(s.message))
+      -- v0 was checked against reference.c, on this GPU, before anything else
+      check(ref and ref.verdict == "ok", "the C reference check: %s", ref and tostring(ref.verdict) or "absent")
       local bench = false
       for _, t in ipairs(r.stages.correct.trials) do
         if t.size:match("^bench") then bench = true end
