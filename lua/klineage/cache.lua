@@ -121,21 +121,7 @@ end
 -- Writes through a new 0600 temporary and a rename, as files.write_atomic,
 -- so that no one else can write the file between its creation and its use.
 function M.write_private(path, data)
-  local tmp = string.format("%s.tmp.%d.%d", path, proc.getpid(), math.random(1 << 30))
-  local h, err = safedir.open_private(tmp)
-  if not h then return nil, verdicts.failure("io_error", err) end
-  local ok, werr = h:write(data)
-  local cok, cerr = h:close()
-  if not ok or not cok then
-    os.remove(tmp)
-    return nil, verdicts.failure("io_error", string.format("cannot write '%s': %s", path, tostring(werr or cerr)))
-  end
-  local rok, rerr = os.rename(tmp, path)
-  if not rok then
-    os.remove(tmp)
-    return nil, verdicts.failure("io_error", rerr)
-  end
-  return true
+  return require("klineage.files").write_atomic(path, data, safedir.open_private)
 end
 
 -- A file of the cache, read only when kl.safedir accepts it: data, or

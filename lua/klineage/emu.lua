@@ -470,6 +470,8 @@ local function first_error(log)
   return (log:sub(1, 400))
 end
 
+M.first_error = first_error
+
 local Module = {}
 Module.__index = Module
 
@@ -553,9 +555,12 @@ function M.build(source, opts)
            lowered = lowered.text }
 end
 
--- Loads a shared object of the cache, after the same checks as build's.
-function M.open(so, lowered)
-  lowered = lowered or {}
+M.usable = usable
+
+-- True when so may be loaded, after the same checks as build's: its folder
+-- private, the file ours and closed to others; else nil, failure. For the
+-- kernels' libraries and the C references' (gate/reference.lua).
+function M.loadable(so)
   local dir = so:match("^(.*)/[^/]+$") or "."
   local safe, serr = cache.private_dir(dir, 1, false)
   if safe == nil then return nil, serr end
@@ -565,6 +570,14 @@ function M.open(so, lowered)
   if not have then
     return nil, verdicts.failure("io_error", string.format("'%s' is not a library of the emu cache (%s)", so, uerr))
   end
+  return true
+end
+
+-- Loads a shared object of the cache, after the same checks as build's.
+function M.open(so, lowered)
+  lowered = lowered or {}
+  local loadable, lf = M.loadable(so)
+  if not loadable then return nil, lf end
   local lib, lerr = kemu.load(so)
   if not lib then return nil, verdicts.failure("internal", "cannot load the compiled kernel: " .. lerr) end
   return setmetatable({ lib = lib, kernels = lowered.kernels or {}, symbols = lowered.symbols or {},

@@ -221,6 +221,8 @@ function Worker:host_reference(req)
   for i, a in ipairs(req.args) do
     if a[1] == "buf" then args[i] = self:buffer(a[2]).mem else args[i] = { a[1], a[2] } end
   end
+  local loadable, lf = emu.loadable(req.so_path)
+  if not loadable then return nil, lf end
   local lib <close>, err = kemu.load_host(req.so_path)
   if not lib then bad("host_reference: " .. err) end
   local t0 = host.clock()

@@ -46,10 +46,11 @@ end
 
 -- Writes through a temporary file and a rename, so a crash never leaves a
 -- torn file behind, and two processes writing the same path never share a
--- temporary name (the pid is part of it).
-function M.write_atomic(path, data)
+-- temporary name (the pid is part of it). open(tmp) -> handle | nil, err
+-- makes the temporary (default: io.open for writing).
+function M.write_atomic(path, data, open)
   local tmp = string.format("%s.tmp.%d.%d", path, require("kl.proc").getpid(), math.random(1 << 30))
-  local h, err = io.open(tmp, "wb")
+  local h, err = (open or function(t) return io.open(t, "wb") end)(tmp)
   if not h then return nil, verdicts.failure("io_error", err) end
   local ok, werr = h:write(data)
   local cok, cerr = h:close()

@@ -61,8 +61,8 @@
 -- A context keeps each outcome (ctx.reference_checks) by (spec, reference,
 -- baseline, entry, seeds, backend): a bench of ten versions checks v0 once.
 -- The engine's own failures are not kept; the next evaluation tries again.
+local cache = require "klineage.cache"
 local emu = require "klineage.emu"
-local files = require "klineage.files"
 local protocol = require "klineage.worker.protocol"
 local session = require "klineage.gate.session"
 local types = require "klineage.types"
@@ -182,18 +182,7 @@ function M.wrapper(w, params)
   }, "\n")
 end
 
-local function exists(path)
-  local h = io.open(path, "rb")
-  if h then h:close() return true end
-  return false
-end
-
-local function first_error(log)
-  for l in log:gmatch("[^\n]+") do
-    if l:find("error", 1, true) then return l end
-  end
-  return (log:sub(1, 400))
-end
+local first_error = emu.first_error
 
 function M.compile(w, opts)
   opts = opts or {}
@@ -204,18 +193,25 @@ function M.compile(w, opts)
   if not cc or cc == "" then cc = M.DEFAULT_CC end
   local flags = "-I" .. quote(w.reference.path:match("^(.*)/[^/]*$") or ".")
   local key = kemu.hash(text, cc, M.REQUIRED_FLAGS, flags)
-  local dir = opts.cache_dir or emu.cache_dir()
+  -- the emu cache's rules (emu.lua, cache.lua): a private folder, and
+  -- only files of ours that no one else can write are loaded
+  local dir, owned = opts.cache_dir, 1
+  if not dir then
+    dir, owned = emu.cache_dir()
+    if not dir then return nil, owned end
+  end
+  local safe, serr = cache.private_dir(dir, owned, true)
+  if not safe then return nil, serr end
   local so = string.format("%s/cref_%s.so", dir, key)
   local out = { path = so, key = key, params = params, compiled = false }
-  if exists(so) then return out end
-  if not os.execute("mkdir -p " .. quote(dir)) then
-    return nil, verdicts.failure("io_error", "cannot create the cache folder " .. dir)
-  end
+  local have, uerr = emu.usable(so)
+  if have == nil then return nil, uerr end
+  if have then return out end
   local src = string.format("%s/cref_%s.c", dir, key)
-  local wok, werr = files.write_atomic(src, text)
+  local wok, werr = cache.write_private(src, text)
   if not wok then return nil, werr end
   local tmp = string.format("%s.tmp.%d.%d", so, require("kl.proc").getpid(), math.random(1 << 30))
-  local cmd = string.format("%s %s %s -o %s %s -lm 2>&1", cc, M.REQUIRED_FLAGS, flags, quote(tmp), quote(src))
+  local cmd = string.format("umask 077 && %s %s %s -o %s %s -lm 2>&1", cc, M.REQUIRED_FLAGS, flags, quote(tmp), quote(src))
   local h = assert(io.popen(cmd, "r"))
   local log = h:read("a")
   local ok, _, code = h:close()
