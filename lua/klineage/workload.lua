@@ -115,12 +115,13 @@ M.VENDOR_LIBRARIES = { cublas = true, cudnn = true }
 
 local function home() return require("kl.host").home or "." end
 
+-- Something there that is not a folder: io.open would block on a FIFO, so
+-- the check is kl.nvrtc.read_source's, which looks at the type first. A
+-- FIFO or a device is "there": reading it is refused later, with the reason.
 local function is_file(path)
-  local h = io.open(path, "rb")
-  if not h then return false end
-  local ok = h:read(0) ~= nil or h:seek("end") == 0
-  h:close()
-  return ok
+  local _, why, stage = require("kl.nvrtc").read_source(path, 0)
+  if stage == nil or stage == "size" then return true end
+  return stage == "type" and not why:find("^a directory")
 end
 
 -- The workload.lua a name or path refers to: a .lua file, a folder holding
@@ -515,18 +516,10 @@ end
 -- The spec file's text, or nil (no such file, a folder) and, for a file
 -- over the limit, its size.
 local function read_spec(path, limit)
-  local h = io.open(path, "rb")
-  if not h then return nil end
-  local size = (h:read(0) ~= nil or h:seek("end") == 0) and h:seek("end") -- a folder has no size
-  if not size or size > limit then
-    h:close()
-    if size then return nil, size end
-    return nil
-  end
-  h:seek("set")
-  local text = h:read("a")
-  h:close()
-  return text
+  local text, why, stage = require("kl.nvrtc").read_source(path, limit)
+  if text then return text end
+  if stage == "size" then return nil, tonumber(why:match("^(%d+) bytes")) end
+  return nil -- missing, a folder, a FIFO or a device: not a spec
 end
 
 local function merged_limits(over)
