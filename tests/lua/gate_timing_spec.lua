@@ -68,6 +68,30 @@ describe("timed samples on the fake worker", function()
     end)
   end
 
+  -- A buffer whose int bounds are expressions is generated again per
+  -- sample with its bounds evaluated at the bench size.
+  it("sets up buffers with expression bounds for every sample", function()
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. dir))
+    -- k rides along unread: the fake's poly reads its first five arguments
+    local src = assert(io.open(fixture .. "/v0.cu")):read("a"):gsub("float %*z%)", "float *z, const int *k)")
+    local h = assert(io.open(dir .. "/v0.cu", "w"))
+    h:write(src)
+    h:close()
+    local text = assert(io.open(fixture .. "/workload.lua")):read("a")
+    text = text:gsub('z = { "f32", "n", output = true },', 'z = { "f32", "n", output = true },\n    k = { "i32", "n", init = { "int", 0, "n - 1" } },')
+      :gsub('args = { "n", "degree", "x", "y", "z" }', 'args = { "n", "degree", "x", "y", "z", "k" }')
+    h = assert(io.open(dir .. "/workload.lua", "w"))
+    h:write(text)
+    h:close()
+    local w2 = assert(workload.load(dir))
+    local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w2, OPTS)
+    os.execute("rm -rf " .. dir)
+    expect(r.verdict):equals("ok")
+    expect(least(r.stages.profile)):equals(w2.params.n)
+  end)
+
   -- A run that reads a buffer back decides its launches from the data:
   -- every sample replays the same launches, on the inputs they were
   -- recorded with.

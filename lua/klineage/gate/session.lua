@@ -282,19 +282,30 @@ end
 
 -- Fills every buffer from the seed (the same seed gives the same bytes) and
 -- poisons the outputs that have no init. Returns the input checksums.
-function Session:fill(w, p, seed, role)
-  local device_init, custom, poison = {}, {}, {}
+-- The buffers of w at params p by how a fill sets them up: generated on
+-- the device (init specs, bounds evaluated), built on the host (names), and
+-- poisoned (outputs and scratch with no init of their own), floats and
+-- integers apart.
+local function fill_plan(w, p)
+  local plan = { device_init = {}, custom = {}, floats = {}, ints = {} }
   for _, b in ipairs(w.buffer_list) do
     if b.poisoned then
-      poison[#poison + 1] = b.name -- an output or scratch with no init of its own
+      local list = workload.is_float(b.type) and plan.floats or plan.ints
+      list[#list + 1] = b.name
     elseif type(b.init) == "function" then
-      custom[#custom + 1] = b.name
+      plan.custom[#plan.custom + 1] = b.name
     else
       local init, f = workload.init_of(w, b.name, p) -- { "int", lo, hi } bounds may be expressions
       if not init then error(f, 0) end
-      device_init[#device_init + 1] = { name = b.name, init = init, stream = b.stream }
+      plan.device_init[#plan.device_init + 1] = { name = b.name, init = init, stream = b.stream }
     end
   end
+  return plan
+end
+
+function Session:fill(w, p, seed, role)
+  local plan = fill_plan(w, p)
+  local device_init, custom = plan.device_init, plan.custom
   local sums = {}
   if #device_init > 0 then
     sums = self:call({ op = "init", seed = seed, buffers = device_init }).checksums
@@ -320,14 +331,8 @@ function Session:fill(w, p, seed, role)
     -- The worker's own checksum, so that before and after are comparable.
     for k, v in pairs(self:call({ op = "checksum", buffers = custom }).checksums) do sums[k] = v end
   end
-  if #poison > 0 then
-    local floats, ints = {}, {}
-    for _, name in ipairs(poison) do
-      if workload.is_float(w.buffer_by_name[name].type) then floats[#floats + 1] = name else ints[#ints + 1] = name end
-    end
-    if #floats > 0 then self:call { op = "poison", buffers = floats } end
-    if #ints > 0 then self:call { op = "poison", buffers = ints, byte = int_poison(seed, role) } end
-  end
+  if #plan.floats > 0 then self:call { op = "poison", buffers = plan.floats } end
+  if #plan.ints > 0 then self:call { op = "poison", buffers = plan.ints, byte = int_poison(seed, role) } end
   return sums
 end
 
@@ -403,27 +408,18 @@ M.SAMPLE_SEED = 1000003
 -- the seed per sample, so a kernel that keys a cache on its inputs finds
 -- new ones each time), every host-built one restored from the copy taken
 -- here, every pure output poisoned again (so no sample finds the output of
--- the one before). Call it right after a fill.
-function Session:sample_setup(w)
-  local init, custom, floats, ints = {}, {}, {}, {}
-  for _, b in ipairs(w.buffer_list) do
-    if b.poisoned then
-      local list = workload.is_float(b.type) and floats or ints
-      list[#list + 1] = b.name
-    elseif type(b.init) == "function" then
-      custom[#custom + 1] = b.name
-    else
-      init[#init + 1] = { name = b.name, init = b.init or "zeros", stream = b.stream }
-    end
+-- the one before). Call it right after a fill at params p.
+function Session:sample_setup(w, p)
+  local plan, setup = fill_plan(w, p), {}
+  if #plan.device_init > 0 then
+    setup[#setup + 1] = { op = "init", seed = M.SAMPLE_SEED, seed_step = 1, buffers = plan.device_init }
   end
-  local setup = {}
-  if #init > 0 then setup[#setup + 1] = { op = "init", seed = M.SAMPLE_SEED, seed_step = 1, buffers = init } end
-  if #custom > 0 then
-    self:call { op = "snapshot", buffers = custom, as = "fresh" }
-    setup[#setup + 1] = { op = "restore", buffers = custom, from = "fresh" }
+  if #plan.custom > 0 then
+    self:call { op = "snapshot", buffers = plan.custom, as = "fresh" }
+    setup[#setup + 1] = { op = "restore", buffers = plan.custom, from = "fresh" }
   end
-  if #floats > 0 then setup[#setup + 1] = { op = "poison", buffers = floats } end
-  if #ints > 0 then setup[#setup + 1] = { op = "poison", buffers = ints, byte = INT_POISON[1] } end
+  if #plan.floats > 0 then setup[#setup + 1] = { op = "poison", buffers = plan.floats } end
+  if #plan.ints > 0 then setup[#setup + 1] = { op = "poison", buffers = plan.ints, byte = INT_POISON[1] } end
   return setup
 end
 
@@ -433,7 +429,7 @@ end
 function Session:launches_at(k, w, p)
   self:alloc(w, p)
   self:fill(w, p, 1)
-  local setup = self:sample_setup(w) -- before the run: its copies are of the inputs as filled
+  local setup = self:sample_setup(w, p) -- before the run: its copies are of the inputs as filled
   local steps, data_dependent = self:run(k, w, p)
   if data_dependent then
     -- A run whose launches depended on the data (a `run` that read a
