@@ -16,6 +16,9 @@
  *       opts.select = { match indices } (default: all matches)
  *   match.rewrite_all(unit, { {pattern, template, opts}, ... }) -> text, edits
  *       | nil, err: several rules' edits applied together (overlaps: err)
+ *   match.splice(unit, { {begin, end, text} | {node [, text]} | {before, text}
+ *       | {after, text}, ... }) -> text, edits | nil, err: several edits
+ *       by byte range at once, the script as pattern:rewrite's
  *   match.diff(unit_a, unit_b) -> { {kind, a, b}, ... }
  *   match.generalize({ node | {nodes...}, ... }) -> { text, holes }
  *   match.generalize_edits(befores, afters) -> { text, after_text, holes }
@@ -777,6 +780,157 @@ static int match_rewrite_all(lua_State *L) {
   return apply_and_push(L, u, box);
 }
 
+/* ---- splice ---------------------------------------------------------------------------- */
+
+typedef struct splice_rec {
+  uint32_t begin, end; /* byte range [begin, end) of the unit's text      */
+  uint32_t index;      /* 1-based position in the caller's list           */
+  const char *text;    /* borrowed from the edit table                    */
+  size_t len;
+} splice_rec;
+
+static int by_range_then_index(const void *a, const void *b) {
+  const splice_rec *x = a, *y = b;
+  if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The node of edit ei's field k, which must belong to unit u; stores its
+ * span [b, e). Returns 0 when the field is nil. */
+static int splice_node(lua_State *L, int ei, lua_Integer i, const char *k, const kl_unit *u, uint32_t *b,
+                       uint32_t *e) {
+  lua_getfield(L, ei, k);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (!kl_lua_is_node(L, -1)) luaL_error(L, "kl.match.splice: edit %d: '%s' is a %s, not a kl.source node", (int)i, k, luaL_typename(L, -1));
+  uint32_t id;
+  const kl_unit *nu = check_node(L, lua_gettop(L), &id);
+  if (nu != u) luaL_error(L, "kl.match.splice: edit %d: the '%s' node belongs to another unit", (int)i, k);
+  kl_node_span(u, id, b, e);
+  lua_pop(L, 2);
+  return 1;
+}
+
+/* splice(unit, { edit, ... }) -> text, edits | nil, err. An edit is one of
+ *   { begin = b, ["end"] = e, text = t }   bytes b..e (1-based, inclusive,
+ *                                          as node:range()); e = b - 1
+ *                                          inserts before byte b
+ *   { node = n [, text = t] }              replaces n's text (without its
+ *                                          leading trivia); no text deletes
+ *   { before = n, text = t } / { after = n, text = t }  inserts at n's
+ *                                          first byte / after its last
+ * Insertions at one point are joined in list order. Edits that overlap are
+ * refused (nil, err naming both); a malformed edit, a position outside the
+ * text or a node of another unit raises. The script is the one
+ * P:rewrite gives (km_replacement_script, km_apply). */
+static int match_splice(lua_State *L) {
+  lua_settop(L, 2);
+  const kl_unit *u = check_unit(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 2);
+  luaL_argcheck(L, n >= 0 && n <= 1000000, 2, "too many edits");
+  splice_rec *rec = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *rec, 0);
+  int scratch = lua_gettop(L);
+  uint64_t total = u->len;
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, 2, i);
+    int ei = lua_gettop(L);
+    if (!lua_istable(L, ei)) return luaL_error(L, "kl.match.splice: edit %d is a %s, not a table", (int)i, luaL_typename(L, ei));
+    splice_rec *r = &rec[i - 1];
+    r->index = (uint32_t)i;
+    uint32_t b = 0, e = 0;
+    int forms = 0;
+    int is_node = 0;
+    if (splice_node(L, ei, i, "node", u, &b, &e)) forms++, is_node = 1, r->begin = b, r->end = e;
+    if (splice_node(L, ei, i, "before", u, &b, &e)) forms++, r->begin = r->end = b;
+    if (splice_node(L, ei, i, "after", u, &b, &e)) forms++, r->begin = r->end = e;
+    lua_getfield(L, ei, "begin");
+    lua_getfield(L, ei, "end");
+    if (!lua_isnil(L, -2) || !lua_isnil(L, -1)) {
+      forms++;
+      if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
+        return luaL_error(L, "kl.match.splice: edit %d: begin and end must both be integers", (int)i);
+      lua_Integer lb = lua_tointeger(L, -2), le = lua_tointeger(L, -1);
+      if (lb < 1 || lb > (lua_Integer)u->len + 1 || le < lb - 1 || le > (lua_Integer)u->len)
+        return luaL_error(L, "kl.match.splice: edit %d: bytes %d..%d are outside the text (1..%d; end = begin - 1 inserts)",
+                          (int)i, (int)lb, (int)le, (int)u->len);
+      r->begin = (uint32_t)(lb - 1);
+      r->end = (uint32_t)le;
+    }
+    lua_pop(L, 2);
+    if (forms != 1)
+      return luaL_error(L, "kl.match.splice: edit %d needs exactly one of node, before, after or begin/end", (int)i);
+    lua_getfield(L, ei, "text");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      r->text = lua_tolstring(L, -1, &r->len); /* the edit table keeps it alive */
+    } else if (lua_isnil(L, -1) && is_node) {
+      r->text = "", r->len = 0;
+    } else {
+      return luaL_error(L, "kl.match.splice: edit %d: text must be a string%s", (int)i,
+                        is_node ? "" : " (only a node edit may leave it out, to delete)");
+    }
+    total = total - (r->end - r->begin) + r->len;
+    if (total > UINT32_MAX) return luaL_error(L, "kl.match.splice: the result would be over 4 GiB");
+    lua_settop(L, scratch);
+  }
+  qsort(rec, (size_t)n, sizeof *rec, by_range_then_index);
+  /* Overlaps: an edit that starts before the furthest end so far (an
+   * insertion at that end is after it, not inside). */
+  uint32_t far = 0, far_i = KL_NONE;
+  for (lua_Integer k = 0; k < n; k++) {
+    const splice_rec *r = &rec[k];
+    int clash = far_i != KL_NONE && (r->begin < far || (r->begin == rec[far_i].begin && r->end == rec[far_i].end &&
+                                                        r->end > r->begin));
+    if (clash) {
+      const splice_rec *o = &rec[far_i];
+      const splice_rec *first = o->index < r->index ? o : r, *second = o->index < r->index ? r : o;
+      pos_cursor pc = { u->src, 0, 1, 1 };
+      uint32_t off[4] = { first->begin, first->end, second->begin, second->end }, lc[8];
+      for (int q = 0; q < 4; q++) {
+        cursor_to(&pc, off[q]);
+        lc[2 * q] = pc.line, lc[2 * q + 1] = pc.col;
+      }
+      lua_pushnil(L);
+      lua_pushfstring(L, "overlapping edits: edit %d at %d:%d-%d:%d (bytes %d..%d) overlaps edit %d at %d:%d-%d:%d (bytes %d..%d)",
+                      (int)first->index, (int)lc[0], (int)lc[1], (int)lc[2], (int)lc[3], (int)first->begin + 1,
+                      (int)first->end, (int)second->index, (int)lc[4], (int)lc[5], (int)lc[6], (int)lc[7],
+                      (int)second->begin + 1, (int)second->end);
+      return 2;
+    }
+    if (far_i == KL_NONE || r->end > far || (r->end == far && r->end > r->begin)) far = r->end, far_i = (uint32_t)k;
+  }
+  /* One replacement per edit; insertions at one point joined in list
+   * order (the sort kept it), since km_apply takes one edit per point. */
+  reps_box *box = new_reps(L);
+  box->reps = calloc(n ? (size_t)n : 1, sizeof *box->reps);
+  if (!box->reps) return luaL_error(L, "kl.match: out of memory");
+  box->cap = n ? (uint32_t)n : 1;
+  for (lua_Integer k = 0; k < n;) {
+    lua_Integer j = k + 1;
+    size_t len = rec[k].len;
+    if (rec[k].begin == rec[k].end)
+      while (j < n && rec[j].begin == rec[k].begin && rec[j].end == rec[j].begin) len += rec[j].len, j++;
+    km_replacement *rp = &box->reps[box->n++];
+    rp->begin = rec[k].begin;
+    rp->end = rec[k].end;
+    rp->text = malloc(len + 1);
+    if (!rp->text) return luaL_error(L, "kl.match: out of memory");
+    size_t w = 0;
+    for (lua_Integer q = k; q < j; q++) {
+      if (rec[q].len) memcpy(rp->text + w, rec[q].text, rec[q].len);
+      w += rec[q].len;
+    }
+    rp->text[len] = '\0';
+    rp->len = len;
+    if (!km_replacement_script(u->src, rp)) return luaL_error(L, "kl.match: out of memory");
+    k = j;
+  }
+  return apply_and_push(L, u, box);
+}
+
 /* ---- diff ------------------------------------------------------------------------------ */
 
 static int diff_gc(lua_State *L) {
@@ -963,6 +1117,7 @@ static const luaL_Reg match_functions[] = {
     {"generalize", match_generalize},
     {"generalize_edits", match_generalize_edits},
     {"rewrite_all", match_rewrite_all},
+    {"splice", match_splice},
     {NULL, NULL},
 };
 

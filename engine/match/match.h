@@ -319,6 +319,11 @@ int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
 char *km_apply(const char *src, size_t len, km_replacement *reps, uint32_t nreps,
                size_t *out_len, km_edit_script *script, char *err, size_t errlen);
 void km_replacement_free(km_replacement *r);
+/* Fills r->script for a replacement of src[r->begin, r->end) by r->text
+ * that no template made (a splice): the small tokens of both sides are
+ * aligned as km_instantiate aligns template code, so an edit a template
+ * could make gets the script P:rewrite gives it. Returns 0 on OOM. */
+int km_replacement_script(const char *src, km_replacement *r);
 void km_script_free(km_edit_script *s);
 int km_script_push(km_edit_script *s, km_edit e);
 
