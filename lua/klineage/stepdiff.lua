@@ -304,7 +304,8 @@ local function range_of(s, a, b)
   local pre = s.text:sub(1, off)
   local line = select(2, pre:gsub("\n", "")) + 1
   local col = off - (pre:match(".*\n()") or 1) + 2 -- after the last newline
-  return { begin = off + 1, ["end"] = s.tb[b], line = line, col = col, text = bytes(s, a, b) }
+  return { begin = off + 1, ["end"] = s.tb[b], line = line, col = col, text = bytes(s, a, b),
+    first_kind = a < b and s.toks[a].kind or nil, last_kind = a < b and s.toks[b - 1].kind or nil }
 end
 
 local function anchor(s, p, unchanged)
@@ -502,6 +503,33 @@ function M.diff(old, new)
   return st.hunks
 end
 
+local function wordy(c) return c ~= "" and c:match("[%w_]") ~= nil end
+
+-- The old text of hunk h for new's bytes b..e, with what keeps it apart
+-- from its neighbours when they are not the ones it had: a newline where a
+-- directive would run on into code (a #define before it, or one it ends
+-- with, or one it starts with after code on the line), a space where two
+-- words would join. Reverting every hunk never needs one; reverting some
+-- may (a hunk that began the old file lands after a #define).
+local function seams(h, text, b, e, ends_at, left_done, right_done)
+  local t = h.old.text
+  local before = b > 1 and text:sub(b - 1, b - 1) or ""
+  local prev_kind = b > 1 and ends_at[b - 1] or nil
+  local after = text:sub(e + 1, e + 1)
+  local last_kind = h.old.last_kind or prev_kind -- what ends before the suffix
+  local function starts_line(x) return x:match("^[ \t]*\n") ~= nil end
+  if t ~= "" and not left_done then
+    if prev_kind == "pp" and not starts_line(t) then t = "\n" .. t
+    elseif h.old.first_kind == "pp" and before ~= "" and before ~= "\n" and not t:match("^[^#]*\n") then t = "\n" .. t
+    elseif wordy(before) and wordy(t:sub(1, 1)) then t = " " .. t end
+  end
+  local tail = text:sub(e + 1)
+  if right_done or (t == "" and left_done) then return t end
+  if last_kind == "pp" and tail ~= "" and not starts_line(tail) and not (t == "" and b == 1) then t = t .. "\n"
+  elseif wordy(t ~= "" and t:sub(-1) or before) and wordy(after) then t = t .. " " end
+  return t
+end
+
 -- Turns new back into old for the hunks chosen (which: nil for all, an
 -- index, or a list of indices into hunks). Returns the text and the edit
 -- script (match.splice's), or nil, failure when a hunk's new text is not
@@ -519,7 +547,10 @@ function M.revert(new, hunks, which)
   else
     error("stepdiff.revert: which must be nil, an index or a list of indices, not a " .. type(which), 2)
   end
-  local text = tostring(new)
+  local sn = side(new)
+  local text = sn.text
+  local ends_at = {} -- 0-based end offset of each token with text -> its kind
+  for i = 1, sn.n - 1 do ends_at[sn.tb[i + 1]] = sn.toks[i].kind end
   local edits, seen = {}, {}
   for _, k in ipairs(chosen) do
     if math.type(k) ~= "integer" or not hunks[k] then
@@ -529,21 +560,26 @@ function M.revert(new, hunks, which)
   -- Hunks in text order, so the old texts of deletions at one point come
   -- back in their old order (match.splice joins them in list order).
   table.sort(chosen)
+  local list = {}
   for _, k in ipairs(chosen) do
     local h = hunks[k]
-    if math.type(k) ~= "integer" or not h then
-      error(string.format("stepdiff.revert: no hunk %s (there are %d)", tostring(k), #hunks), 2)
-    end
     if not seen[k] then
       seen[k] = true
       local b, e = h.new.begin, h.new["end"]
-      if math.type(b) ~= "integer" or math.type(e) ~= "integer" or b < 1 or e < b - 1 or e > #text
-          or text:sub(b, e) ~= h.new.text or type(h.old.text) ~= "string" then
+      if type(h.new) ~= "table" or type(h.old) ~= "table" or math.type(b) ~= "integer" or math.type(e) ~= "integer"
+          or b < 1 or e < b - 1 or e > #text or text:sub(b, e) ~= h.new.text or type(h.old.text) ~= "string" then
         return nil, verdicts.failure("bad_input", string.format(
           "hunk %d does not fit this unit: bytes %s..%s do not hold its new text", k, tostring(b), tostring(e)))
       end
-      edits[#edits + 1] = { begin = b, ["end"] = e, text = h.old.text }
+      list[#list + 1] = h
     end
+  end
+  for i, h in ipairs(list) do
+    local b, e = h.new.begin, h.new["end"]
+    -- A seam next to another reverted hunk is a seam of the old text.
+    local left = i > 1 and list[i - 1].new["end"] == b - 1
+    local right = i < #list and list[i + 1].new.begin == e + 1
+    edits[i] = { begin = b, ["end"] = e, text = seams(h, text, b, e, ends_at, left, right) }
   end
   return match.splice(new, edits)
 end
