@@ -19,7 +19,13 @@
  *   match.splice(unit, { {begin, end, text} | {node [, text]} | {before, text}
  *       | {after, text}, ... }) -> text, edits | nil, err: several edits
  *       by byte range at once, the script as pattern:rewrite's
- *   match.diff(unit_a, unit_b) -> { {kind, a, b}, ... }
+ *   match.diff(unit_a, unit_b) -> { {kind, a, b, a_range, b_range, a_at,
+ *       b_at, node_kind}, ... }: a node-level edit script (GumTree-like,
+ *       engine/match/diff.c); a_at / b_at = { byte, line, col }, where on
+ *       the other side an inserted (a_at), deleted (b_at) or moved (both)
+ *       node goes or was. For inverting a lineage step use
+ *       klineage.stepdiff, whose hunks revert; this script describes a
+ *       step node by node (what moved, what was updated)
  *   match.generalize({ node | {nodes...}, ... }) -> { text, holes }
  *   match.generalize_edits(befores, afters) -> { text, after_text, holes }
  *       a pattern and a template with shared metavariables, from edits
@@ -938,9 +944,41 @@ static int diff_gc(lua_State *L) {
   return 0;
 }
 
+/* Offsets where each line of u starts, in a userdata pushed on the stack;
+ * *n gets the count. */
+static uint32_t *line_starts(lua_State *L, const kl_unit *u, uint32_t *n) {
+  uint32_t k = 1;
+  for (uint32_t i = 0; i < u->len; i++) k += u->src[i] == '\n';
+  uint32_t *ls = lua_newuserdatauv(L, (size_t)k * sizeof *ls, 0);
+  ls[0] = 0;
+  k = 1;
+  for (uint32_t i = 0; i < u->len; i++)
+    if (u->src[i] == '\n') ls[k++] = i + 1;
+  *n = k;
+  return ls;
+}
+
+/* Sets field k to { byte = off + 1, line, col }: the position before
+ * which a node would go (splice's insertion point: begin = byte). */
+static void set_at(lua_State *L, const char *k, const uint32_t *ls, uint32_t nls, uint32_t off) {
+  uint32_t lo = 0, hi = nls; /* the last line start <= off */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ls[mid] <= off) lo = mid;
+    else hi = mid;
+  }
+  lua_createtable(L, 0, 3);
+  set_int(L, "byte", (lua_Integer)off + 1);
+  set_int(L, "line", (lua_Integer)lo + 1);
+  set_int(L, "col", (lua_Integer)(off - ls[lo]) + 1);
+  lua_setfield(L, -2, k);
+}
+
 static int match_diff(lua_State *L) {
   const kl_unit *a = check_unit(L, 1);
   const kl_unit *b = check_unit(L, 2);
+  uint32_t nla, nlb;
+  const uint32_t *la = line_starts(L, a, &nla), *lb = line_starts(L, b, &nlb);
   km_diff *d = lua_newuserdatauv(L, sizeof *d, 0);
   memset(d, 0, sizeof *d);
   luaL_setmetatable(L, DIFF_MT);
@@ -965,6 +1003,8 @@ static int match_diff(lua_State *L) {
       set_token_range(L, b, b->nodes[op->b_node].tok_begin, b->nodes[op->b_node].tok_end);
       lua_setfield(L, -2, "b_range");
     }
+    if (op->a_at != KL_NONE) set_at(L, "a_at", la, nla, op->a_at);
+    if (op->b_at != KL_NONE) set_at(L, "b_at", lb, nlb, op->b_at);
     uint32_t n = op->b_node != KL_NONE ? op->b_node : op->a_node;
     const kl_unit *nu = op->b_node != KL_NONE ? b : a;
     lua_pushstring(L, kl_kind_name((kl_node_kind)nu->nodes[n].kind));

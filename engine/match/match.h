@@ -332,6 +332,13 @@ int km_script_push(km_edit_script *s, km_edit e);
 typedef struct km_diff_op {
   uint8_t kind;                /* km_edit_kind                               */
   uint32_t a_node, b_node;     /* KL_NONE where not applicable               */
+  uint32_t a_at, b_at;         /* insert, move: the byte offset of A where the
+                                  B node goes (a_at); delete, move: the byte
+                                  offset of B where the A node was (b_at):
+                                  after the partner of the nearest matched
+                                  sibling before it, else before the nearest
+                                  after it, else at the start of the
+                                  partner parent's content; KL_NONE else    */
 } km_diff_op;
 
 typedef struct km_diff {
@@ -344,7 +351,10 @@ typedef struct km_diff {
 /* GumTree-like diff restricted to statement and expression nodes (plus
  * functions and declarations): top-down isomorphic subtrees first, then
  * bottom-up containers by shared descendants, then insert / delete /
- * update / move. Returns 0 on OOM. */
+ * update / move. A node inside a function is only ever paired with a node
+ * inside a function of the same name (top-level nodes outside functions
+ * with each other), and a subtree is paired whole or not at all, so the
+ * descendants of a moved node are not listed again. Returns 0 on OOM. */
 int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *out);
 void km_diff_free(km_diff *d);
 

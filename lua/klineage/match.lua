@@ -149,8 +149,14 @@ local function splice(unit, edits)
   return kmatch.splice(as_unit(unit), edits)
 end
 
--- Structural diff: { {kind = "insert"|"delete"|"update"|"move", a, b,
--- a_range, b_range, node_kind}, ... }.
+-- Structural diff, node by node (GumTree-like, engine/match/diff.c):
+-- { {kind = "insert"|"delete"|"update"|"move", a, b, a_range, b_range,
+-- a_at, b_at, node_kind}, ... }. a_at / b_at = { byte, line, col }: where
+-- on the other side an inserted (a_at), deleted (b_at) or moved (both)
+-- node goes or was (insert before that byte). Nodes pair only within
+-- functions of the same name, and a moved subtree is one move. It says
+-- what moved or was updated; to undo a lineage step, use klineage.stepdiff,
+-- whose hunks revert (alone or together) to the old text.
 function M.diff(a, b)
   return kmatch.diff(as_unit(a, "a"), as_unit(b, "b"))
 end

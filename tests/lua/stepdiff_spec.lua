@@ -220,3 +220,88 @@ describe("stepdiff on small cases", function()
     expect(stepdiff.revert(b, hunks, {})):equals(b)
   end)
 end)
+
+-- The node-level script beside the step diff: engine/match/diff.c.
+describe("match.diff on the lineages", function()
+  local match = require "klineage.match"
+  local function function_name(n)
+    while n do
+      if n.kind == "function" then return n:name() end
+      n = n:parent()
+    end
+    return nil
+  end
+
+  it("gives inserts, deletes and moves a position on the other side", function()
+    local a = "void f() {\n  x = 1;\n  y = 2;\n  z = g(3);\n}\n"
+    local b = "void f() {\n  z = g(3);\n  x = 1;\n  y = 5;\n  w();\n}\n"
+    local seen = {}
+    for _, op in ipairs(match.diff(a, b)) do
+      seen[op.kind] = op
+    end
+    -- w() goes after y = 2 in a; z moved: before x = 1 in a, after y = 5 in b
+    expect(a:sub(1, seen.insert.a_at.byte - 1)):matches("y = 2;$")
+    expect(seen.insert.a_at.line):equals(3)
+    expect(seen.insert.a_at.col):equals(9)
+    expect(seen.insert.b_at):is_nil()
+    expect(a:sub(seen.move.a_at.byte)):matches("^x = 1;")
+    expect(b:sub(1, seen.move.b_at.byte - 1)):matches("y = 5;$")
+    local c = "void f() {\n  x = 1;\n  z = g(3);\n}\n"
+    local del = match.diff(a, c)[1]
+    expect(del.kind):equals("delete")
+    expect(c:sub(1, del.b_at.byte - 1)):matches("x = 1;$")
+    expect(del.a_at):is_nil()
+    -- into an emptied block: after its brace
+    local m1 = "void f() {\n  if (c) {\n    x = 1;\n  }\n  y = 2;\n}\n"
+    local m2 = "void f() {\n  if (c) {\n  }\n  y = 2;\n  x = 1;\n}\n"
+    local mv = match.diff(m1, m2)[1]
+    expect(m2:sub(1, mv.b_at.byte - 1)):matches("if %(c%) {$")
+    expect(m1:sub(1, mv.a_at.byte - 1)):matches("y = 2;$")
+  end)
+
+  it("never pairs across functions, never lists a moved node's children, always places", function()
+    local moved_children, across, unplaced, total = 0, 0, 0, 0
+    for _, name in ipairs(NAMES) do
+      local w = assert(workload.load(workloads .. "/" .. name))
+      for i = 2, #w.lineage do
+        local ops = match.diff(read(workloads .. "/" .. name .. "/" .. w.lineage[i - 1]),
+          read(workloads .. "/" .. name .. "/" .. w.lineage[i]))
+        local moved = {}
+        for _, op in ipairs(ops) do
+          if op.kind == "move" then moved[op.a.id .. ":" .. op.b.id] = true end
+        end
+        for _, op in ipairs(ops) do
+          total = total + 1
+          if op.kind == "move" and moved[op.a:parent().id .. ":" .. op.b:parent().id] then
+            moved_children = moved_children + 1
+          end
+          if op.a and op.b and function_name(op.a) ~= function_name(op.b) then across = across + 1 end
+          if (op.kind == "insert" or op.kind == "move") and not op.a_at then unplaced = unplaced + 1 end
+          if (op.kind == "delete" or op.kind == "move") and not op.b_at then unplaced = unplaced + 1 end
+        end
+      end
+    end
+    expect(total):at_least(500)
+    expect(moved_children):equals(0)
+    expect(across):equals(0)
+    expect(unplaced):equals(0)
+  end)
+
+  it("keeps reduction v1->v2 and v3->v4 to their real edits", function()
+    local dir = workloads .. "/reduction/"
+    local ops = match.diff(read(dir .. "v1_strided_index.cu"), read(dir .. "v2_sequential.cu"))
+    local moves = 0
+    for _, op in ipairs(ops) do
+      if op.kind == "move" then moves = moves + 1 end
+    end
+    expect(moves):at_most(2) -- was 25 of 30 ops
+    ops = match.diff(read(dir .. "v3_first_add_on_load.cu"), read(dir .. "v4_unroll_last_warp.cu"))
+    local inserted = 0
+    for _, op in ipairs(ops) do
+      -- the new helper is inserted whole: nothing of the kernel moved into it
+      if op.a and op.b then expect(function_name(op.b) == "warp_reduce"):is_false() end
+      if op.kind == "insert" and op.node_kind == "function" then inserted = inserted + 1 end
+    end
+    expect(inserted):equals(1)
+  end)
+end)
