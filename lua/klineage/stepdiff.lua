@@ -55,7 +55,7 @@ local M = {}
 -- Work bounds: a list pair beyond MAX_CELLS (old x new pieces) is one
 -- hunk after its common ends are trimmed; nesting beyond MAX_DEPTH is one
 -- hunk.
-M.MAX_CELLS = 4000000
+M.MAX_CELLS = 1000000
 M.MAX_DEPTH = 200
 
 -- ---- the text of a unit by token ----------------------------------------------
@@ -71,7 +71,12 @@ local function side(unit)
   tb[#toks + 1] = off
   local text = tostring(unit)
   assert(off == #text, "stepdiff: the tokens do not tile the text")
-  return { unit = unit, text = text, toks = toks, tb = tb, n = #toks }
+  local lines, k = { 0 }, 1 -- 0-based offsets where lines start
+  for at in text:gmatch("\n()") do
+    k = k + 1
+    lines[k] = at - 1
+  end
+  return { unit = unit, text = text, toks = toks, tb = tb, n = #toks, lines = lines }
 end
 
 -- Bytes of token range [a, b) (1-based, b exclusive), trivia included.
@@ -179,9 +184,25 @@ local function words(s, a, b)
 end
 
 local function header_key(s, p, rs)
+  if p.hk then return p.hk end
   local parts = {}
   for _, g in ipairs(glue(p, rs)) do parts[#parts + 1] = (words(s, g[1], g[2])) end
-  return table.concat(parts, " | ")
+  p.hk = table.concat(parts, " | ")
+  return p.hk
+end
+
+-- The node hashes of each body, joined: the same bodies (up to a hash
+-- collision, which only pairs two statements that then differ inside).
+local function bodies_key(p, rs)
+  if p.bk then return p.bk end
+  local parts = {}
+  for k, r in ipairs(rs) do
+    local hs = {}
+    for q, piece in ipairs(r.pieces) do hs[q] = string.format("%x", piece.node:hash()) end
+    parts[k] = table.concat(hs, ",")
+  end
+  p.bk = table.concat(parts, " | ")
+  return p.bk
 end
 
 local function declared_names(node)
@@ -301,9 +322,12 @@ end
 
 local function range_of(s, a, b)
   local off = s.tb[a]
-  local pre = s.text:sub(1, off)
-  local line = select(2, pre:gsub("\n", "")) + 1
-  local col = off - (pre:match(".*\n()") or 1) + 2 -- after the last newline
+  local lines, lo, hi = s.lines, 1, #s.lines + 1 -- the last line start <= off
+  while hi - lo > 1 do
+    local mid = (lo + hi) // 2
+    if lines[mid] <= off then lo = mid else hi = mid end
+  end
+  local line, col = lo, off - lines[lo] + 1
   return { begin = off + 1, ["end"] = s.tb[b], line = line, col = col, text = bytes(s, a, b),
     first_kind = a < b and s.toks[a].kind or nil, last_kind = a < b and s.toks[b - 1].kind or nil }
 end
@@ -440,15 +464,8 @@ function diff_list(st, po, ro, pn, rn, depth, level)
     if level ~= "item" and BODIED[x.node.kind] then
       local rx, ry = regions_of(so, x), regions_of(sn, y)
       if not rx or not ry or #rx ~= #ry then return false end
-      if header_key(so, x, rx) == header_key(sn, y, ry) then return true end
-      for k = 1, #rx do -- the same bodies under another header
-        local px, py = rx[k].pieces, ry[k].pieces
-        if #px ~= #py then return false end
-        for q = 1, #px do
-          if not px[q].node:equals(py[q].node) then return false end
-        end
-      end
-      return true
+      -- the same header, or the same bodies under another header
+      return header_key(so, x, rx) == header_key(sn, y, ry) or bodies_key(x, rx) == bodies_key(y, ry)
     end
     return false
   end

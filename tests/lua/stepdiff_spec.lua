@@ -77,6 +77,9 @@ describe("stepdiff on the lineages", function()
         expect(h.old.begin):at_least(last_old + 1)
         last_new, last_old = h.new["end"], h.old["end"]
         expect(s.new:sub(h.new.begin, h.new["end"])):equals(h.new.text)
+        local before = s.new:sub(1, h.new.begin - 1)
+        expect(h.new.line):equals(select(2, before:gsub("\n", "")) + 1)
+        expect(h.new.col):equals(h.new.begin - (before:match(".*\n()") or 1) + 1)
         expect(s.old:sub(h.old.begin, h.old["end"])):equals(h.old.text)
         local text = assert(stepdiff.revert(un, hunks, { k }))
         -- vN around the hunk, its old text inside (with at most a newline
@@ -204,6 +207,44 @@ describe("stepdiff on small cases", function()
     hunks = stepdiff.diff("void f() { return x; }", "void f() { return (x); }")
     expect(#hunks):equals(1)
     expect(stepdiff.revert("void f() { return (x); }", hunks)):equals("void f() { return x; }")
+  end)
+
+  it("stays bounded and exact on long lists, deep nesting and garbage", function()
+    local function body(n, changed)
+      local t = {}
+      for i = 1, n do t[i] = string.format("  a[%d] = %d;", i, (changed and i % 2 == 0) and -i or i) end
+      return "void f() {\n" .. table.concat(t, "\n") .. "\n}\n"
+    end
+    for _, n in ipairs({ 900, 3000 }) do -- under and over MAX_CELLS
+      local old, new = body(n), body(n, true)
+      local hunks = stepdiff.diff(old, new)
+      expect(#hunks):at_least(1)
+      expect(stepdiff.revert(new, hunks)):equals(old)
+      if n * n <= stepdiff.MAX_CELLS then expect(#hunks):equals(n // 2) end
+    end
+    local depth = stepdiff.MAX_DEPTH + 50
+    local function nest(x)
+      return "void f() {\n" .. string.rep("if (c) {\n", depth) .. x .. string.rep("}\n", depth) .. "}\n"
+    end
+    local old, new = nest("x = 1;\n"), nest("x = 2;\n")
+    local hunks = stepdiff.diff(old, new)
+    expect(#hunks):equals(1)
+    expect(stepdiff.revert(new, hunks)):equals(old)
+    local rng = 12345
+    local function junk(n)
+      local t = {}
+      for i = 1, n do
+        rng = (rng * 1103515245 + 12345) % 2147483648
+        t[i] = string.char(rng % 256)
+      end
+      return table.concat(t)
+    end
+    for _ = 1, 20 do
+      local a, b = junk(400), junk(400)
+      expect(stepdiff.revert(b, stepdiff.diff(a, b))):equals(a)
+      local c = a:sub(1, 200) .. "{ x; }" .. a:sub(201)
+      expect(stepdiff.revert(c, stepdiff.diff(a, c))):equals(a)
+    end
   end)
 
   it("refuses hunks that do not fit and bad choices", function()
