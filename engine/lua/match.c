@@ -840,7 +840,6 @@ static int match_splice(lua_State *L) {
   luaL_argcheck(L, n >= 0 && n <= 1000000, 2, "too many edits");
   splice_rec *rec = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *rec, 0);
   int scratch = lua_gettop(L);
-  uint64_t total = u->len;
   for (lua_Integer i = 1; i <= n; i++) {
     lua_rawgeti(L, 2, i);
     int ei = lua_gettop(L);
@@ -861,8 +860,8 @@ static int match_splice(lua_State *L) {
         return luaL_error(L, "kl.match.splice: edit %d: begin and end must both be integers", (int)i);
       lua_Integer lb = lua_tointeger(L, -2), le = lua_tointeger(L, -1);
       if (lb < 1 || lb > (lua_Integer)u->len + 1 || le < lb - 1 || le > (lua_Integer)u->len)
-        return luaL_error(L, "kl.match.splice: edit %d: bytes %d..%d are outside the text (1..%d; end = begin - 1 inserts)",
-                          (int)i, (int)lb, (int)le, (int)u->len);
+        return luaL_error(L, "kl.match.splice: edit %d: bytes %I..%I are outside the text (1..%d; end = begin - 1 inserts)",
+                          (int)i, lb, le, (int)u->len);
       r->begin = (uint32_t)(lb - 1);
       r->end = (uint32_t)le;
     }
@@ -878,8 +877,6 @@ static int match_splice(lua_State *L) {
       return luaL_error(L, "kl.match.splice: edit %d: text must be a string%s", (int)i,
                         is_node ? "" : " (only a node edit may leave it out, to delete)");
     }
-    total = total - (r->end - r->begin) + r->len;
-    if (total > UINT32_MAX) return luaL_error(L, "kl.match.splice: the result would be over 4 GiB");
     lua_settop(L, scratch);
   }
   qsort(rec, (size_t)n, sizeof *rec, by_range_then_index);
@@ -908,6 +905,10 @@ static int match_splice(lua_State *L) {
     }
     if (far_i == KL_NONE || r->end > far || (r->end == far && r->end > r->begin)) far = r->end, far_i = (uint32_t)k;
   }
+  /* Disjoint now, so the size is exact (and never below zero). */
+  uint64_t total = u->len;
+  for (lua_Integer k = 0; k < n; k++) total = total - (rec[k].end - rec[k].begin) + rec[k].len;
+  if (total > UINT32_MAX) return luaL_error(L, "kl.match.splice: the result would be over 4 GiB");
   /* One replacement per edit; insertions at one point joined in list
    * order (the sort kept it), since km_apply takes one edit per point. */
   reps_box *box = new_reps(L);

@@ -97,6 +97,10 @@ describe("match.splice", function()
     text, f = match.splice(u, { { begin = 5, ["end"] = 4, text = "!" }, { begin = 1, ["end"] = 7, text = "g" } })
     expect(text):is_nil()
     expect(f.message):contains("edit 1 at 1:5-1:5 (bytes 5..4) overlaps edit 2 at 1:1-1:8 (bytes 1..7)")
+    -- two big deletions that overlap (their sizes add up to more than the text)
+    text, f = match.splice(u, { { begin = 1, ["end"] = 40, text = "" }, { begin = 1, ["end"] = 30, text = "" } })
+    expect(text):is_nil()
+    expect(f.message):contains("overlapping edits")
     -- an overlap hidden behind a short edit: [1, 20] holds [3, 4] and [10, 12]
     text, f = match.splice(u, { { begin = 1, ["end"] = 20, text = "" }, { begin = 3, ["end"] = 4, text = "" },
       { begin = 10, ["end"] = 12, text = "" } })
@@ -125,6 +129,8 @@ describe("match.splice", function()
       { { { begin = n + 2, ["end"] = n + 1, text = "" } }, "outside the text" },
       { { { begin = 5, ["end"] = 2, text = "" } }, "outside the text" },
       { { { begin = 1.5, ["end"] = 2, text = "" } }, "integers" },
+      { { { begin = 1 << 40, ["end"] = (1 << 40) - 1, text = "" } }, "bytes 1099511627776..1099511627775 are outside" },
+      { { { begin = math.mininteger, ["end"] = 2, text = "" } }, "outside the text" },
       { { { begin = 1, text = "" } }, "integers" },
       { { { begin = 1, ["end"] = 2 } }, "text must be a string" },
       { { { before = node_of(u, "return") } }, "text must be a string" },
