@@ -1,6 +1,7 @@
 -- The step diff on every adjacent step of the seven lineages: hunks per
 -- step (all, structural, trivia-only), whether reverting all of them gives
--- the old version byte for byte, and the ops match.diff (the GumTree-style
+-- the old version byte for byte, how many single-hunk reverts needed a
+-- newline or space at a seam, and the ops match.diff (the GumTree-style
 -- diff) gives for the same step, with its moves.
 --
 --   klineage run bench/stepdiff.lua [WORKLOADS_DIR]
@@ -22,6 +23,7 @@ end
 
 print(string.format("%-10s %-8s %6s %6s %6s %8s %8s %6s", "workload", "step", "hunks", "code", "trivia", "reverts", "gumtree", "moves"))
 local steps, hunks, code, gum, moves, exact = 0, 0, 0, 0, 0, 0
+local singles, seamed = 0, 0
 local clock = os.clock
 local t_diff = 0
 for _, name in ipairs(NAMES) do
@@ -37,6 +39,11 @@ for _, name in ipairs(NAMES) do
       if not h.trivia then nc = nc + 1 end
     end
     local ok = stepdiff.revert(ub, hs) == a
+    for k, h in ipairs(hs) do -- each hunk alone: did a seam need a newline or a space?
+      local one = assert(stepdiff.revert(ub, hs, { k }))
+      singles = singles + 1
+      if #one ~= #b - #h.new.text + #h.old.text then seamed = seamed + 1 end
+    end
     local ops = match.diff(ua, ub)
     local nm = 0
     for _, op in ipairs(ops) do
@@ -54,4 +61,6 @@ print(string.format("stepdiff-hunks-per-step: %.2f hunks", hunks / steps))
 print(string.format("stepdiff-code-hunks-per-step: %.2f hunks", code / steps))
 print(string.format("gumtree-ops-per-step: %.2f ops", gum / steps))
 print(string.format("gumtree-moves-per-step: %.2f ops", moves / steps))
+print(string.format("stepdiff-single-hunk-reverts: %d reverts", singles))
+print(string.format("stepdiff-single-hunk-reverts-with-a-seam: %d reverts", seamed))
 print(string.format("stepdiff-cpu-per-step: %.2f ms", 1000 * t_diff / steps))
