@@ -16,7 +16,16 @@
  *       opts.select = { match indices } (default: all matches)
  *   match.rewrite_all(unit, { {pattern, template, opts}, ... }) -> text, edits
  *       | nil, err: several rules' edits applied together (overlaps: err)
- *   match.diff(unit_a, unit_b) -> { {kind, a, b}, ... }
+ *   match.splice(unit, { {begin, end, text} | {node [, text]} | {before, text}
+ *       | {after, text}, ... }) -> text, edits | nil, err: several edits
+ *       by byte range at once, the script as pattern:rewrite's
+ *   match.diff(unit_a, unit_b) -> { {kind, a, b, a_range, b_range, a_at,
+ *       b_at, node_kind}, ... }: a node-level edit script (GumTree-like,
+ *       engine/match/diff.c); a_at / b_at = { byte, line, col }, where on
+ *       the other side an inserted (a_at), deleted (b_at) or moved (both)
+ *       node goes or was. For inverting a lineage step use
+ *       klineage.stepdiff, whose hunks revert; this script describes a
+ *       step node by node (what moved, what was updated)
  *   match.generalize({ node | {nodes...}, ... }) -> { text, holes }
  *   match.generalize_edits(befores, afters) -> { text, after_text, holes }
  *       a pattern and a template with shared metavariables, from edits
@@ -777,6 +786,158 @@ static int match_rewrite_all(lua_State *L) {
   return apply_and_push(L, u, box);
 }
 
+/* ---- splice ---------------------------------------------------------------------------- */
+
+typedef struct splice_rec {
+  uint32_t begin, end; /* byte range [begin, end) of the unit's text      */
+  uint32_t index;      /* 1-based position in the caller's list           */
+  const char *text;    /* borrowed from the edit table                    */
+  size_t len;
+} splice_rec;
+
+static int by_range_then_index(const void *a, const void *b) {
+  const splice_rec *x = a, *y = b;
+  if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+  if (x->end != y->end) return x->end < y->end ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The node of edit ei's field k, which must belong to unit u; stores its
+ * span [b, e). Returns 0 when the field is nil. */
+static int splice_node(lua_State *L, int ei, lua_Integer i, const char *k, const kl_unit *u, uint32_t *b,
+                       uint32_t *e) {
+  lua_getfield(L, ei, k);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  if (!kl_lua_is_node(L, -1)) luaL_error(L, "kl.match.splice: edit %d: '%s' is a %s, not a kl.source node", (int)i, k, luaL_typename(L, -1));
+  uint32_t id;
+  const kl_unit *nu = check_node(L, lua_gettop(L), &id);
+  if (nu != u) luaL_error(L, "kl.match.splice: edit %d: the '%s' node belongs to another unit", (int)i, k);
+  kl_node_span(u, id, b, e);
+  lua_pop(L, 2);
+  return 1;
+}
+
+/* splice(unit, { edit, ... }) -> text, edits | nil, err. An edit is one of
+ *   { begin = b, ["end"] = e, text = t }   bytes b..e (1-based, inclusive,
+ *                                          as node:range()); e = b - 1
+ *                                          inserts before byte b
+ *   { node = n [, text = t] }              replaces n's text (without its
+ *                                          leading trivia); no text deletes
+ *   { before = n, text = t } / { after = n, text = t }  inserts at n's
+ *                                          first byte / after its last
+ * Insertions at one point are joined in list order. Edits that overlap are
+ * refused (nil, err naming both); a malformed edit, a position outside the
+ * text or a node of another unit raises. The script is the one
+ * P:rewrite gives (km_replacement_script, km_apply). */
+static int match_splice(lua_State *L) {
+  lua_settop(L, 2);
+  const kl_unit *u = check_unit(L, 1);
+  luaL_checktype(L, 2, LUA_TTABLE);
+  lua_Integer n = luaL_len(L, 2);
+  luaL_argcheck(L, n >= 0 && n <= 1000000, 2, "too many edits");
+  splice_rec *rec = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof *rec, 0);
+  int scratch = lua_gettop(L);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_rawgeti(L, 2, i);
+    int ei = lua_gettop(L);
+    if (!lua_istable(L, ei)) return luaL_error(L, "kl.match.splice: edit %d is a %s, not a table", (int)i, luaL_typename(L, ei));
+    splice_rec *r = &rec[i - 1];
+    r->index = (uint32_t)i;
+    uint32_t b = 0, e = 0;
+    int forms = 0;
+    int is_node = 0;
+    if (splice_node(L, ei, i, "node", u, &b, &e)) forms++, is_node = 1, r->begin = b, r->end = e;
+    if (splice_node(L, ei, i, "before", u, &b, &e)) forms++, r->begin = r->end = b;
+    if (splice_node(L, ei, i, "after", u, &b, &e)) forms++, r->begin = r->end = e;
+    lua_getfield(L, ei, "begin");
+    lua_getfield(L, ei, "end");
+    if (!lua_isnil(L, -2) || !lua_isnil(L, -1)) {
+      forms++;
+      if (!lua_isinteger(L, -2) || !lua_isinteger(L, -1))
+        return luaL_error(L, "kl.match.splice: edit %d: begin and end must both be integers", (int)i);
+      lua_Integer lb = lua_tointeger(L, -2), le = lua_tointeger(L, -1);
+      if (lb < 1 || lb > (lua_Integer)u->len + 1 || le < lb - 1 || le > (lua_Integer)u->len)
+        return luaL_error(L, "kl.match.splice: edit %d: bytes %I..%I are outside the text (1..%d; end = begin - 1 inserts)",
+                          (int)i, lb, le, (int)u->len);
+      r->begin = (uint32_t)(lb - 1);
+      r->end = (uint32_t)le;
+    }
+    lua_pop(L, 2);
+    if (forms != 1)
+      return luaL_error(L, "kl.match.splice: edit %d needs exactly one of node, before, after or begin/end", (int)i);
+    lua_getfield(L, ei, "text");
+    if (lua_type(L, -1) == LUA_TSTRING) {
+      r->text = lua_tolstring(L, -1, &r->len); /* the edit table keeps it alive */
+    } else if (lua_isnil(L, -1) && is_node) {
+      r->text = "", r->len = 0;
+    } else {
+      return luaL_error(L, "kl.match.splice: edit %d: text must be a string%s", (int)i,
+                        is_node ? "" : " (only a node edit may leave it out, to delete)");
+    }
+    lua_settop(L, scratch);
+  }
+  qsort(rec, (size_t)n, sizeof *rec, by_range_then_index);
+  /* Overlaps: an edit that starts before the furthest end so far (an
+   * insertion at that end is after it, not inside). */
+  uint32_t far = 0, far_i = KL_NONE;
+  for (lua_Integer k = 0; k < n; k++) {
+    const splice_rec *r = &rec[k];
+    int clash = far_i != KL_NONE && (r->begin < far || (r->begin == rec[far_i].begin && r->end == rec[far_i].end &&
+                                                        r->end > r->begin));
+    if (clash) {
+      const splice_rec *o = &rec[far_i];
+      const splice_rec *first = o->index < r->index ? o : r, *second = o->index < r->index ? r : o;
+      pos_cursor pc = { u->src, 0, 1, 1 };
+      uint32_t off[4] = { first->begin, first->end, second->begin, second->end }, lc[8];
+      for (int q = 0; q < 4; q++) {
+        cursor_to(&pc, off[q]);
+        lc[2 * q] = pc.line, lc[2 * q + 1] = pc.col;
+      }
+      lua_pushnil(L);
+      lua_pushfstring(L, "overlapping edits: edit %d at %d:%d-%d:%d (bytes %d..%d) overlaps edit %d at %d:%d-%d:%d (bytes %d..%d)",
+                      (int)first->index, (int)lc[0], (int)lc[1], (int)lc[2], (int)lc[3], (int)first->begin + 1,
+                      (int)first->end, (int)second->index, (int)lc[4], (int)lc[5], (int)lc[6], (int)lc[7],
+                      (int)second->begin + 1, (int)second->end);
+      return 2;
+    }
+    if (far_i == KL_NONE || r->end > far || (r->end == far && r->end > r->begin)) far = r->end, far_i = (uint32_t)k;
+  }
+  /* Disjoint now, so the size is exact (and never below zero). */
+  uint64_t total = u->len;
+  for (lua_Integer k = 0; k < n; k++) total = total - (rec[k].end - rec[k].begin) + rec[k].len;
+  if (total > UINT32_MAX) return luaL_error(L, "kl.match.splice: the result would be over 4 GiB");
+  /* One replacement per edit; insertions at one point joined in list
+   * order (the sort kept it), since km_apply takes one edit per point. */
+  reps_box *box = new_reps(L);
+  box->reps = calloc(n ? (size_t)n : 1, sizeof *box->reps);
+  if (!box->reps) return luaL_error(L, "kl.match: out of memory");
+  box->cap = n ? (uint32_t)n : 1;
+  for (lua_Integer k = 0; k < n;) {
+    lua_Integer j = k + 1;
+    size_t len = rec[k].len;
+    if (rec[k].begin == rec[k].end)
+      while (j < n && rec[j].begin == rec[k].begin && rec[j].end == rec[j].begin) len += rec[j].len, j++;
+    km_replacement *rp = &box->reps[box->n++];
+    rp->begin = rec[k].begin;
+    rp->end = rec[k].end;
+    rp->text = malloc(len + 1);
+    if (!rp->text) return luaL_error(L, "kl.match: out of memory");
+    size_t w = 0;
+    for (lua_Integer q = k; q < j; q++) {
+      if (rec[q].len) memcpy(rp->text + w, rec[q].text, rec[q].len);
+      w += rec[q].len;
+    }
+    rp->text[len] = '\0';
+    rp->len = len;
+    if (!km_replacement_script(u->src, rp)) return luaL_error(L, "kl.match: out of memory");
+    k = j;
+  }
+  return apply_and_push(L, u, box);
+}
+
 /* ---- diff ------------------------------------------------------------------------------ */
 
 static int diff_gc(lua_State *L) {
@@ -784,9 +945,41 @@ static int diff_gc(lua_State *L) {
   return 0;
 }
 
+/* Offsets where each line of u starts, in a userdata pushed on the stack;
+ * *n gets the count. */
+static uint32_t *line_starts(lua_State *L, const kl_unit *u, uint32_t *n) {
+  uint32_t k = 1;
+  for (uint32_t i = 0; i < u->len; i++) k += u->src[i] == '\n';
+  uint32_t *ls = lua_newuserdatauv(L, (size_t)k * sizeof *ls, 0);
+  ls[0] = 0;
+  k = 1;
+  for (uint32_t i = 0; i < u->len; i++)
+    if (u->src[i] == '\n') ls[k++] = i + 1;
+  *n = k;
+  return ls;
+}
+
+/* Sets field k to { byte = off + 1, line, col }: the position before
+ * which a node would go (splice's insertion point: begin = byte). */
+static void set_at(lua_State *L, const char *k, const uint32_t *ls, uint32_t nls, uint32_t off) {
+  uint32_t lo = 0, hi = nls; /* the last line start <= off */
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ls[mid] <= off) lo = mid;
+    else hi = mid;
+  }
+  lua_createtable(L, 0, 3);
+  set_int(L, "byte", (lua_Integer)off + 1);
+  set_int(L, "line", (lua_Integer)lo + 1);
+  set_int(L, "col", (lua_Integer)(off - ls[lo]) + 1);
+  lua_setfield(L, -2, k);
+}
+
 static int match_diff(lua_State *L) {
   const kl_unit *a = check_unit(L, 1);
   const kl_unit *b = check_unit(L, 2);
+  uint32_t nla, nlb;
+  const uint32_t *la = line_starts(L, a, &nla), *lb = line_starts(L, b, &nlb);
   km_diff *d = lua_newuserdatauv(L, sizeof *d, 0);
   memset(d, 0, sizeof *d);
   luaL_setmetatable(L, DIFF_MT);
@@ -811,6 +1004,8 @@ static int match_diff(lua_State *L) {
       set_token_range(L, b, b->nodes[op->b_node].tok_begin, b->nodes[op->b_node].tok_end);
       lua_setfield(L, -2, "b_range");
     }
+    if (op->a_at != KL_NONE) set_at(L, "a_at", la, nla, op->a_at);
+    if (op->b_at != KL_NONE) set_at(L, "b_at", lb, nlb, op->b_at);
     uint32_t n = op->b_node != KL_NONE ? op->b_node : op->a_node;
     const kl_unit *nu = op->b_node != KL_NONE ? b : a;
     lua_pushstring(L, kl_kind_name((kl_node_kind)nu->nodes[n].kind));
@@ -963,6 +1158,7 @@ static const luaL_Reg match_functions[] = {
     {"generalize", match_generalize},
     {"generalize_edits", match_generalize_edits},
     {"rewrite_all", match_rewrite_all},
+    {"splice", match_splice},
     {NULL, NULL},
 };
 

@@ -14,7 +14,16 @@
  *      operator) updates, matched nodes under another parent or out of
  *      order among their siblings moves.
  * Statements, expressions, top-level items and the parts of declarations
- * (parameters, declarators, types, qualifiers) are reported. */
+ * (parameters, declarators, types, qualifiers) are reported.
+ *
+ * Scope: a node inside a function pairs only with a node inside the
+ * function of the same name (nodes outside functions with each other), so
+ * code that moved into a new helper is a delete and an insert, not a move
+ * across functions. A subtree is paired top-down only when none of its
+ * nodes is paired yet, so the maps stay inverse of each other (a stale
+ * one-sided pair made every child of a moved node a move of its own).
+ * Each insert, delete and move carries the byte offset on the other side
+ * where its node goes or was (a_at, b_at), for inverting the script. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,16 +54,89 @@ static int push_op(km_diff *d, uint8_t kind, uint32_t a, uint32_t b) {
     if (!o) return 0;
     d->ops = o, d->cap = cap;
   }
-  d->ops[d->n++] = (km_diff_op){ kind, a, b };
+  d->ops[d->n++] = (km_diff_op){ kind, a, b, KL_NONE, KL_NONE };
   return 1;
 }
 
-static void map_subtrees(km_diff *d, const kl_unit *a, uint32_t x, uint32_t y) {
+/* A Fenwick tree over A's nodes counting the paired ones, so a candidate
+ * subtree with a paired node inside is skipped in O(log n). */
+static void bit_add(uint32_t *bit, uint32_t n, uint32_t i) {
+  for (uint32_t k = i + 1; k <= n; k += k & (0u - k)) bit[k]++;
+}
+
+static uint32_t bit_prefix(const uint32_t *bit, uint32_t i) { /* paired among [0, i) */
+  uint32_t s = 0;
+  for (uint32_t k = i; k > 0; k -= k & (0u - k)) s += bit[k];
+  return s;
+}
+
+static void map_subtrees(km_diff *d, const kl_unit *a, uint32_t x, uint32_t y, uint32_t *bit) {
   uint32_t size = a->nodes[x].subtree_end - x;
   for (uint32_t k = 0; k < size; k++) {
     d->a_to_b[x + k] = y + k;
     d->b_to_a[y + k] = x + k;
+    bit_add(bit, a->nnodes, x + k);
   }
+}
+
+static void map_pair(km_diff *d, const kl_unit *a, uint32_t x, uint32_t y, uint32_t *bit) {
+  d->a_to_b[x] = y;
+  d->b_to_a[y] = x;
+  bit_add(bit, a->nnodes, x);
+}
+
+/* fn[n]: the function node n is in (n itself for a function), or KL_NONE;
+ * nodes are in pre-order, so a parent's entry is set before its child's. */
+static void function_scopes(const kl_unit *u, uint32_t *fn) {
+  if (!u->nnodes) return;
+  fn[0] = KL_NONE;
+  for (uint32_t n = 1; n < u->nnodes; n++)
+    fn[n] = u->nodes[n].kind == KL_N_FUNCTION ? n : fn[u->nodes[n].parent];
+}
+
+static int same_scope(const kl_unit *a, const uint32_t *fa, uint32_t x, const kl_unit *b, const uint32_t *fb,
+                      uint32_t y) {
+  uint32_t f = fa[x], g = fb[y];
+  if (f == KL_NONE || g == KL_NONE) return f == g;
+  kl_function_info fi, gi;
+  if (!kl_function_info_get(a, f, &fi) || !kl_function_info_get(b, g, &gi)) return 0;
+  if (fi.name_tok == KL_NONE || gi.name_tok == KL_NONE) return fi.name_tok == gi.name_tok;
+  const kl_token *s = &a->tokens[fi.name_tok], *t = &b->tokens[gi.name_tok];
+  return s->len == t->len && memcmp(a->src + s->off, b->src + t->off, s->len) == 0;
+}
+
+/* Where node n of unit p would sit in unit q, whose nodes pair with p's
+ * through map (a byte offset of q): see km_diff_op. */
+static uint32_t position_in(const kl_unit *p, const kl_unit *q, const uint32_t *map, uint32_t n) {
+  uint32_t c = n, par = p->nodes[n].parent;
+  while (par != KL_NONE && map[par] == KL_NONE) c = par, par = p->nodes[par].parent;
+  if (par == KL_NONE) return 0;
+  uint32_t qp = map[par], b, e;
+  const kl_node *np = &p->nodes[par];
+  uint32_t at = 0;
+  while (at < np->child_count && kl_child(p, par, at) != c) at++;
+  for (uint32_t i = at; i-- > 0;) {
+    uint32_t s = map[kl_child(p, par, i)];
+    if (s != KL_NONE && q->nodes[s].parent == qp) {
+      kl_node_span(q, s, &b, &e);
+      return e;
+    }
+  }
+  for (uint32_t i = at + 1; i < np->child_count; i++) {
+    uint32_t s = map[kl_child(p, par, i)];
+    if (s != KL_NONE && q->nodes[s].parent == qp) {
+      kl_node_span(q, s, &b, &e);
+      return b;
+    }
+  }
+  if (qp == 0) return 0;
+  const kl_node *nq = &q->nodes[qp];
+  if (nq->kind == KL_N_COMPOUND && nq->tok_end > nq->tok_begin) {
+    const kl_token *t = &q->tokens[nq->tok_begin]; /* after the `{` */
+    return t->off + t->len;
+  }
+  kl_node_span(q, qp, &b, &e);
+  return b;
 }
 
 static int same_label(const kl_unit *a, uint32_t x, const kl_unit *b, uint32_t y) {
@@ -79,10 +161,14 @@ int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *d) {
   d->b_to_a = malloc((nb ? nb : 1) * sizeof *d->b_to_a);
   hent *ha = malloc((na ? na : 1) * sizeof *ha);
   uint32_t *lis = malloc(((na > nb ? na : nb) + 1) * 3 * sizeof *lis);
-  if (!d->a_to_b || !d->b_to_a || !ha || !lis) goto oom;
+  uint32_t *bit = calloc((size_t)na + 1, sizeof *bit);
+  uint32_t *fa = malloc((na ? na : 1) * sizeof *fa), *fb = malloc((nb ? nb : 1) * sizeof *fb);
+  if (!d->a_to_b || !d->b_to_a || !ha || !lis || !bit || !fa || !fb) goto oom;
   for (uint32_t i = 0; i < na; i++) d->a_to_b[i] = KL_NONE;
   for (uint32_t i = 0; i < nb; i++) d->b_to_a[i] = KL_NONE;
   if (na == 0 || nb == 0) goto script;
+  function_scopes(a, fa);
+  function_scopes(b, fb);
 
   /* 1. top-down isomorphic subtrees. */
   for (uint32_t i = 0; i < na; i++) ha[i] = (hent){ kl_node_hash(a, i), i };
@@ -105,6 +191,8 @@ int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *d) {
       uint32_t x = ha[k].n;
       if (x == 0 || d->a_to_b[x] != KL_NONE) continue;
       if (a->nodes[x].subtree_end - x != ny->subtree_end - y) continue;
+      if (bit_prefix(bit, a->nodes[x].subtree_end) != bit_prefix(bit, x)) continue; /* part paired */
+      if (!same_scope(a, fa, x, b, fb, y)) continue;
       if (!kl_node_equal(a, x, b, y)) continue;
       /* Skip a node inside an already matched subtree of A. */
       uint32_t p = a->nodes[x].parent;
@@ -116,7 +204,7 @@ int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *d) {
       if (p != KL_NONE && d->a_to_b[p] == ny->parent) { best = x; break; }
     }
     if (best != KL_NONE) {
-      map_subtrees(d, a, best, y);
+      map_subtrees(d, a, best, y, bit);
       y = ny->subtree_end - 1; /* descendants are mapped with it */
     }
   }
@@ -134,6 +222,7 @@ int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *d) {
       if (w == KL_NONE) continue;
       for (uint32_t c = b->nodes[w].parent; c != KL_NONE && c != 0; c = b->nodes[c].parent) {
         if (d->b_to_a[c] != KL_NONE || b->nodes[c].kind != nx->kind || c == best) continue;
+        if (!same_scope(a, fa, x, b, fb, c)) continue;
         /* A container sits in the same kind of parent (a loop's block is
          * not a function's body), so a moved statement does not drag its
          * old block onto its new one. */
@@ -151,10 +240,7 @@ int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *d) {
     }
     if (best != KL_NONE) {
       uint32_t desc_b = b->nodes[best].subtree_end - best - 1;
-      if (2.0 * best_common / (double)(desc_a + desc_b) >= 0.5) {
-        d->a_to_b[x] = best;
-        d->b_to_a[best] = x;
-      }
+      if (2.0 * best_common / (double)(desc_a + desc_b) >= 0.5) map_pair(d, a, x, best, bit);
     }
   }
 
@@ -170,11 +256,10 @@ int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *d) {
       for (uint32_t jj = j; jj < ny->child_count; jj++) {
         uint32_t cy = kl_child(b, y, jj);
         if (d->b_to_a[cy] != KL_NONE) continue;
-        if (a->nodes[cx].kind == b->nodes[cy].kind &&
+        if (a->nodes[cx].kind == b->nodes[cy].kind && same_scope(a, fa, cx, b, fb, cy) &&
             (a->nodes[cx].child_count > 0 || same_label(a, cx, b, cy) ||
              kl_child_field(a, x, i) == kl_child_field(b, y, jj))) {
-          d->a_to_b[cx] = cy;
-          d->b_to_a[cy] = cx;
+          map_pair(d, a, cx, cy, bit);
           j = jj + 1;
           break;
         }
@@ -247,13 +332,25 @@ script:
         !push_op(d, KM_EDIT_DELETE, x, KL_NONE))
       goto oom;
   }
+  /* The other side's position of each insert, delete and move. */
+  for (uint32_t i = 0; i < d->n; i++) {
+    km_diff_op *op = &d->ops[i];
+    if (op->kind == KM_EDIT_INSERT || op->kind == KM_EDIT_MOVE) op->a_at = position_in(b, a, d->b_to_a, op->b_node);
+    if (op->kind == KM_EDIT_DELETE || op->kind == KM_EDIT_MOVE) op->b_at = position_in(a, b, d->a_to_b, op->a_node);
+  }
   free(ha);
   free(lis);
+  free(bit);
+  free(fa);
+  free(fb);
   return 1;
 
 oom:
   free(ha);
   free(lis);
+  free(bit);
+  free(fa);
+  free(fb);
   km_diff_free(d);
   return 0;
 }

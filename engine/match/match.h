@@ -319,6 +319,11 @@ int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
 char *km_apply(const char *src, size_t len, km_replacement *reps, uint32_t nreps,
                size_t *out_len, km_edit_script *script, char *err, size_t errlen);
 void km_replacement_free(km_replacement *r);
+/* Fills r->script for a replacement of src[r->begin, r->end) by r->text
+ * that no template made (a splice): the small tokens of both sides are
+ * aligned as km_instantiate aligns template code, so an edit a template
+ * could make gets the script P:rewrite gives it. Returns 0 on OOM. */
+int km_replacement_script(const char *src, km_replacement *r);
 void km_script_free(km_edit_script *s);
 int km_script_push(km_edit_script *s, km_edit e);
 
@@ -327,6 +332,13 @@ int km_script_push(km_edit_script *s, km_edit e);
 typedef struct km_diff_op {
   uint8_t kind;                /* km_edit_kind                               */
   uint32_t a_node, b_node;     /* KL_NONE where not applicable               */
+  uint32_t a_at, b_at;         /* insert, move: the byte offset of A where the
+                                  B node goes (a_at); delete, move: the byte
+                                  offset of B where the A node was (b_at):
+                                  after the partner of the nearest matched
+                                  sibling before it, else before the nearest
+                                  after it, else at the start of the
+                                  partner parent's content; KL_NONE else    */
 } km_diff_op;
 
 typedef struct km_diff {
@@ -339,7 +351,10 @@ typedef struct km_diff {
 /* GumTree-like diff restricted to statement and expression nodes (plus
  * functions and declarations): top-down isomorphic subtrees first, then
  * bottom-up containers by shared descendants, then insert / delete /
- * update / move. Returns 0 on OOM. */
+ * update / move. A node inside a function is only ever paired with a node
+ * inside a function of the same name (top-level nodes outside functions
+ * with each other), and a subtree is paired whole or not at all, so the
+ * descendants of a moved node are not listed again. Returns 0 on OOM. */
 int km_diff_units(const kl_unit *a, const kl_unit *b, km_diff *out);
 void km_diff_free(km_diff *d);
 

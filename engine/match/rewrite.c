@@ -519,3 +519,12 @@ char *km_apply(const char *src, size_t len, km_replacement *reps, uint32_t nreps
   *out_len = total;
   return out;
 }
+
+int km_replacement_script(const char *src, km_replacement *r) {
+  units o = {0}, n = {0};
+  r->nscript = 0;
+  int ok = split_code(&o, src, r->begin, r->end) && split_code(&n, r->text ? r->text : "", 0, (uint32_t)r->len);
+  ok = ok && align(r, src, &o, &n);
+  free(o.u), free(n.u);
+  return ok;
+}

@@ -8,6 +8,7 @@
 --     print(m.line, m.col, m.bindings.S.text)
 --   end
 --   local text, edits = pat:rewrite(unit, "#pragma unroll\nfor (int $i = 0; $i < $n; ++$i) $S")
+--   local text, edits = match.splice(unit, { { node = n, text = "0" }, { after = m, text = " // x" } })
 --   local ops = match.diff(old_text, new_text)
 --   local g = match.generalize({ "a[i] = b[i] + 1;", "c[j] = b[j] + 2;" })  -- g.text, g.holes
 --   local e = match.generalize_edits({ { before = "s += a[i] * b[i];", after = "s = fmaf(a[i], b[i], s);" },
@@ -136,8 +137,26 @@ function M.set(patterns)
   }
 end
 
--- Structural diff: { {kind = "insert"|"delete"|"update"|"move", a, b,
--- a_range, b_range, node_kind}, ... }.
+-- Edits by byte range, several at once: edits = { {begin = b, ["end"] = e,
+-- text = t} (1-based inclusive bytes, as elements 5 and 6 of node:range();
+-- e = b - 1 inserts before byte b, text "" deletes), {node = n [, text = t]}
+-- (no text: delete n), {before = n, text = t}, {after = n, text = t} }.
+-- Insertions at one point land in list order. Returns the new text and
+-- the edit script in P:rewrite's shape, or nil, failure (bad_input) when
+-- two edits overlap (its message names both). A malformed edit, a byte
+-- outside the text or a node of another unit raises.
+local function splice(unit, edits)
+  return kmatch.splice(as_unit(unit), edits)
+end
+
+-- Structural diff, node by node (GumTree-like, engine/match/diff.c):
+-- { {kind = "insert"|"delete"|"update"|"move", a, b, a_range, b_range,
+-- a_at, b_at, node_kind}, ... }. a_at / b_at = { byte, line, col }: where
+-- on the other side an inserted (a_at), deleted (b_at) or moved (both)
+-- node goes or was (insert before that byte). Nodes pair only within
+-- functions of the same name, and a moved subtree is one move. It says
+-- what moved or was updated; to undo a lineage step, use klineage.stepdiff,
+-- whose hunks revert (alone or together) to the old text.
 function M.diff(a, b)
   return kmatch.diff(as_unit(a, "a"), as_unit(b, "b"))
 end
@@ -239,6 +258,7 @@ M.template = pattern.template
 -- bad_input failures.
 function Pattern:rewrite(...) return verdicts.lift("bad_input", rewrite(self, ...)) end
 function M.rewrite_all(...) return verdicts.lift("bad_input", rewrite_all(...)) end
+function M.splice(...) return verdicts.lift("bad_input", splice(...)) end
 function M.generalize(...) return verdicts.lift("bad_input", generalize(...)) end
 function M.generalize_edits(...) return verdicts.lift("bad_input", generalize_edits(...)) end
 
