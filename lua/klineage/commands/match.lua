@@ -128,9 +128,10 @@ local FLAGS = { rewrite = "string", in_place = "boolean", json = "boolean", no_p
 -- documented default is this command's whatever kl.match's own is.
 local DEFAULT_MAX_STEPS = 20000
 local MAX_STEPS_CEILING = 0xFFFFFFFF -- kl.match takes a 32-bit cap
--- A unit's model takes about 50 bytes of memory per byte of source (a
--- 4 MiB file peaks near 230 MB), so the ceiling keeps one file under a few GB.
-local MAX_FILE_CEILING = 64 * 1024 * 1024
+-- A unit's model and its matches take some 50 to 60 bytes of memory per
+-- byte of source (measured: 4 MiB peaks at 234 MB, 16 MiB at 0.8 to 1.0 GB,
+-- 64 MiB at 3.0 to 3.7 GB), so the ceiling keeps one file near 1 GB.
+local MAX_FILE_CEILING = 16 * 1024 * 1024
 
 -- Exit statuses; when several apply, the first in this list of 2, 4, 3 wins.
 local EXIT = { matched = 0, none = 1, error = 2, capped = 3, skipped = 4 }
@@ -192,7 +193,7 @@ written (its rewrite would be partial).
 Limits. Each match attempt stops after --max-steps matcher steps (default
 20000); a file with such attempts gets a warning that says how many, since
 matches there may be missing. A file over --max-file-size bytes (default
-4194304, 4 MiB; at most 67108864) is skipped with a warning, unread, and
+4194304, 4 MiB; at most 16777216) is skipped with a warning, unread, and
 so is anything that is not a regular file (a FIFO, a device). One file is
 read and matched at a time, and freed before the next.
 
@@ -216,7 +217,7 @@ options:
   --max-steps N        work cap per match attempt, a positive whole number
                        (default 20000, at most 4294967295)
   --max-file-size B    skip files over B bytes, a positive whole number
-                       (default 4194304, at most 67108864)]],
+                       (default 4194304, at most 16777216)]],
   run = function(argv, env)
     local a = args.parse(argv, { flags = FLAGS, min = 1 })
     local out, err_out = env and env.stdout or io.stdout, env and env.stderr or io.stderr
@@ -301,7 +302,7 @@ options:
               end
             end
           else
-            out:write(unified(path, src, new))
+            out:write(unified(shown, src, new))
           end
         end
         return
@@ -314,7 +315,7 @@ options:
           out:write(cjson.encode({ file = path, line = m.line, col = m.col, end_line = m.end_line,
             end_col = m.end_col, text = m.text, bindings = b }) .. "\n")
         else
-          out:write(string.format("%s:%d:%d: %s\n", path, m.line, m.col, one_line(m.text, 120)))
+          out:write(string.format("%s:%d:%d: %s\n", shown, m.line, m.col, one_line(m.text, 120)))
           for _, name in ipairs(pat:metavariables()) do
             local v = m.bindings[name]
             if v then out:write(string.format("    $%s = %s\n", name, one_line(v.text, 100))) end
