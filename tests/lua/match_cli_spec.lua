@@ -251,6 +251,26 @@ describe("klineage match --in-place", function()
     expect(assert(fs.list(b))):equals({ "t.cu" })
   end)
 
+  -- A write that fails half-way (EFBIG under ulimit -f, as ENOSPC on a
+  -- full disk) leaves the old file whole and no temporary beside it.
+  it("loses nothing when the write fails", function()
+    local dir = mkdtemp()
+    local path = write(dir .. "/k.cu", KERNEL)
+    -- the rewrite makes the file some 40 KB; ulimit -f 4 allows 2 to 4 KB
+    local big = "__syncwarp(); /*" .. string.rep("x", 40000) .. "*/"
+    local h = io.popen(string.format("cd %s && trap '' XFSZ; ulimit -f 4; exec %s match %s k.cu --in-place --rewrite %s 2>&1",
+      q(dir), q(exe), q("__syncthreads();"), q(big)))
+    local out = h:read("a")
+    local _, _, code = h:close()
+    expect(code):equals(2)
+    expect(out):contains("cannot write 'k.cu': File too large")
+    expect(read(path)):equals(KERNEL)
+    expect(assert(fs.list(dir))):equals({ "k.cu" })
+    -- without the limit the same edit goes through
+    expect((run({ "__syncthreads();", path, "--in-place", "--rewrite", big }))):equals(0)
+    expect(#read(path)):at_least(40000)
+  end)
+
   it("says that other hard links keep the old text", function()
     local dir = mkdtemp()
     write(dir .. "/one.cu", KERNEL)
