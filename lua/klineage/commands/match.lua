@@ -186,9 +186,11 @@ own, so a file named like an option is only ever a file. Options end at
 which might be named like an option (--in-place, -h).
 
 --in-place writes where a link leads (the link stays a link), keeps the
-file's mode and owner, and is atomic: a temporary in the file's folder,
-synced, then renamed over it. A file whose search hit the step cap is not
-written (its rewrite would be partial).
+file's mode (and its owner, where we may set it), and is atomic: a
+temporary in the file's folder, synced, then renamed over it, so a crash
+or a full disk leaves the old text whole. Other hard links to the file
+keep the old text (a warning says so). A file whose search hit the step
+cap is not written (its rewrite would be partial).
 
 Limits. Each match attempt stops after --max-steps matcher steps (default
 20000); a file with such attempts gets a warning that says how many, since
