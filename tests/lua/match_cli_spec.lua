@@ -239,6 +239,23 @@ describe("klineage match --in-place", function()
     end
   end)
 
+  -- Only root may give a file away, so only root can see this kept.
+  local probe = write(os.tmpname(), "")
+  local as_root = fs.stat(probe).uid == 0
+  os.remove(probe)
+  if as_root then
+    it("keeps the file's owner and group", function()
+      local path = write(os.tmpname() .. ".cu", KERNEL)
+      assert(os.execute("chown 65534:65534 " .. q(path) .. " && chmod 4755 " .. q(path)))
+      expect((rewrite(path))):equals(0)
+      local st = fs.stat(path)
+      expect({ st.uid, st.gid, st.mode }):equals({ 65534, 65534, tonumber("4755", 8) })
+      expect(read(path)):equals(want)
+    end)
+  else
+    it.skip("keeps the file's owner and group", "needs root, to give a file to another user")
+  end
+
   it("keeps a link into another folder, and writes in the target's folder", function()
     local a, b = mkdtemp(), mkdtemp()
     write(b .. "/t.cu", KERNEL)
