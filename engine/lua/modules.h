@@ -10,6 +10,7 @@
   X(cuda)             \
   X(cupti)            \
   X(emu)              \
+  X(fs)               \
   X(hash)             \
   X(host)             \
   X(http)             \

@@ -19,6 +19,10 @@
  *     location, else "file: " and the first error line of the log (ptxas
  *     reports its errors without one: "ptxas error   : Entry function 'k'
  *     uses too much shared data ...").
+ *   nvrtc.include_paths() -> { dir... }
+ *     the toolkit's header folders every compile searches: include/, and
+ *     include/cccl where the toolkit has it (CUDA 13 keeps libcu++'s
+ *     cuda/std/..., which cooperative_groups.h includes, there)
  *
  *   nvrtc.read_source(path [, max_bytes]) -> text | nil, message, stage
  *     Reads a source file for the compiler. The file is opened non-blocking
@@ -56,6 +60,18 @@
 #define MAX_FUNCTIONS 256
 #define SOURCE_MAX_BYTES ((lua_Integer)4 << 20)
 #define VERBOSE_PTXAS "--ptxas-options=-v"
+#define CCCL_DIR KL_CUDA_INCLUDE_DIR "/cccl"
+
+/* Whether the toolkit has include/cccl (CUDA 13 and newer; CUDA 12 keeps
+ * those headers in include/ itself). Looked at once. */
+static int have_cccl(void) {
+  static int known = -1;
+  if (known < 0) {
+    struct stat st;
+    known = stat(CCCL_DIR, &st) == 0 && S_ISDIR(st.st_mode);
+  }
+  return known;
+}
 
 typedef struct {
   nvrtcProgram prog; /* NULL once destroyed */
@@ -233,6 +249,7 @@ static int nvrtc_compile(lua_State *L) {
   /* The toolkit's headers (cuda_fp16.h, cuda_bf16.h, ...) resolve as they
    * do under nvcc. */
   options[nopt++] = "--include-path=" KL_CUDA_INCLUDE_DIR;
+  if (have_cccl()) options[nopt++] = "--include-path=" CCCL_DIR; /* libcu++: cuda/std/... */
   lua_getfield(L, 2, "options"); /* 6 */
   if (!lua_isnil(L, 6)) {
     luaL_checktype(L, 6, LUA_TTABLE);
@@ -464,7 +481,19 @@ static int nvrtc_read_source(lua_State *L) {
   return 1;
 }
 
+static int nvrtc_include_paths(lua_State *L) {
+  lua_createtable(L, 2, 0);
+  lua_pushliteral(L, KL_CUDA_INCLUDE_DIR);
+  lua_rawseti(L, -2, 1);
+  if (have_cccl()) {
+    lua_pushliteral(L, CCCL_DIR);
+    lua_rawseti(L, -2, 2);
+  }
+  return 1;
+}
+
 static const luaL_Reg nvrtc_functions[] = {
+    {"include_paths", nvrtc_include_paths},
     {"compile", nvrtc_compile},
     {"read_source", nvrtc_read_source},
     {"version", nvrtc_version},

@@ -119,18 +119,45 @@ local function one_line(s, max)
   return s
 end
 
+-- The options, as args.parse takes them (tests/lua/cli_input_spec.lua
+-- holds the help to them).
 local FLAGS = { rewrite = "string", in_place = "boolean", json = "boolean", no_prefilter = "boolean",
-                max_steps = "number", pattern_file = "string", rewrite_file = "string" }
+                max_steps = "number", max_file_size = "number", pattern_file = "string", rewrite_file = "string" }
+
+-- The matcher's work cap per attempt, passed explicitly so that the
+-- documented default is this command's whatever kl.match's own is.
+local DEFAULT_MAX_STEPS = 20000
+local MAX_STEPS_CEILING = 0xFFFFFFFF -- kl.match takes a 32-bit cap
+-- A unit's model and its matches take some 50 to 60 bytes of memory per
+-- byte of source (measured: 4 MiB peaks at 234 MB, 16 MiB at 0.8 to 1.0 GB,
+-- 64 MiB at 3.0 to 3.7 GB), so the ceiling keeps one file near 1 GB.
+local MAX_FILE_CEILING = 16 * 1024 * 1024
+
+-- Exit statuses; when several apply, the first in this list of 2, 4, 3 wins.
+local EXIT = { matched = 0, none = 1, error = 2, capped = 3, skipped = 4 }
+
+-- A positive whole number from an option, or a usage error (exit 2).
+local function positive(name, v, ceiling)
+  if v == nil then return nil end
+  local n = math.tointeger(v)
+  if not n or n < 1 then args.usage_error("--%s needs a positive whole number, got %s", name, tostring(v)) end
+  if n > ceiling then args.usage_error("--%s is at most %d, got %d", name, ceiling, n) end
+  return n
+end
 
 return {
   flags = FLAGS,
+  exit = EXIT,
+  DEFAULT_MAX_STEPS = DEFAULT_MAX_STEPS,
+  MAX_FILE_CEILING = MAX_FILE_CEILING,
   summary = "find code shapes in CUDA files (grep-like), or rewrite them",
-  usage = "usage: klineage match PATTERN FILE... [--rewrite TEMPLATE [--in-place]] [--json] [--no-prefilter] [--max-steps N]\n"
-    .. "       klineage match --pattern-file P FILE... [--rewrite-file T [--in-place]]",
+  usage = "usage: klineage match PATTERN FILE... [--rewrite TEMPLATE [--in-place]] [--json] [--no-prefilter]\n"
+    .. "                      [--max-steps N] [--max-file-size BYTES]\n"
+    .. "       klineage match --pattern-file P FILE... [--rewrite-file T [--in-place]]\n"
+    .. "       klineage match [options] PATTERN -- FILE...   (after --, every word is a FILE)",
   help = [[
 Finds every place in FILE... where PATTERN matches and prints it grep-like
-as file:line:col: code, followed by the bindings of its metavariables. A
-folder stands for the .cu and .cuh files under it.
+as file:line:col: code, followed by the bindings of its metavariables.
 
 PATTERN is CUDA code in which
   $X        matches an expression ($S where a statement goes: a statement)
@@ -148,21 +175,57 @@ result is printed as a unified diff, or written back with --in-place.
 Overlapping matches are an error, never silently resolved, and so is a
 template that copies a `...` that matched into nested statements.
 
-Exits 0 when something matched, 1 when nothing did, 2 on a bad pattern,
-template or file.
+Files. A FILE named on the command line is searched whatever its name,
+and followed if it is a link. A folder stands for the .cu and .cuh files
+under it, in the byte order of their paths. Under a folder a link to a
+.cu/.cuh file is followed; a link to a folder is not (it may loop or lead
+out of the tree), and a note says so. A file reached twice is searched
+once. Nothing but klineage itself sees the paths: it walks folders on its
+own, so a file named like an option is only ever a file. Options end at
+`--`: write 'klineage match PATTERN -- *' for the files of a glob, one of
+which might be named like an option (--in-place, -h).
+
+--in-place writes where a link leads (the link stays a link), keeps the
+file's mode (and its owner, where we may set it), and is atomic: a
+temporary in the file's folder, synced, then renamed over it, so a crash
+or a full disk leaves the old text whole. Other hard links to the file
+keep the old text (a warning says so). A file whose search hit the step
+cap is not written (its rewrite would be partial).
+
+Limits. Each match attempt stops after --max-steps matcher steps (default
+20000); a file with such attempts gets a warning that says how many, since
+matches there may be missing. A file over --max-file-size bytes (default
+4194304, 4 MiB; at most 16777216) is skipped with a warning, unread, and
+so is anything that is not a regular file (a FIFO, a device). One file is
+read and matched at a time, and freed before the next.
+
+Exit status (the first that applies, in this order):
+  2  a bad option, pattern or template, or a file that could not be read
+     or written (the other files are still searched)
+  4  some input was skipped: over --max-file-size, or not a regular file
+  3  some match attempt hit the step cap: the results may be incomplete
+  0  something matched (with --rewrite: some file changed)
+  1  nothing matched
 
 options:
-  --rewrite T      rewrite each match with template T
-  --in-place       write rewritten files back instead of printing a diff
-  --pattern-file P read the pattern from file P (then every argument is a FILE)
-  --rewrite-file T read the template from file T
-  --json           print matches (with --rewrite: each file's edit script)
-                   as JSON lines
-  --no-prefilter   match without the literal-word prefilter
-  --max-steps N    work cap per match attempt (default 20000)]],
+  --rewrite T          rewrite each match with template T
+  --in-place           write rewritten files back instead of printing a diff
+  --pattern-file P     read the pattern from file P (then every argument is
+                       a FILE)
+  --rewrite-file T     read the template from file T
+  --json               print matches (with --rewrite: each file's edit
+                       script) as JSON lines
+  --no-prefilter       match without the literal-word prefilter
+  --max-steps N        work cap per match attempt, a positive whole number
+                       (default 20000, at most 4294967295)
+  --max-file-size B    skip files over B bytes, a positive whole number
+                       (default 4194304, at most 16777216)]],
   run = function(argv, env)
     local a = args.parse(argv, { flags = FLAGS, min = 1 })
     local out, err_out = env and env.stdout or io.stdout, env and env.stderr or io.stderr
+    local function warn(fmt, ...) err_out:write("klineage match: " .. string.format(fmt, ...) .. "\n") end
+    local max_steps = positive("max-steps", a.max_steps, MAX_STEPS_CEILING) or DEFAULT_MAX_STEPS
+    local max_size = positive("max-file-size", a.max_file_size, MAX_FILE_CEILING) or files.MAX_SOURCE_BYTES
     local match = require "klineage.match"
     -- A pattern or template file: its text without the final newline.
     local function from_file(path)
@@ -179,36 +242,44 @@ options:
     local text = a.positional[1]
     local pat, msg = match.compile(text)
     if not pat then args.usage_error("bad pattern: %s", msg.message) end
-    for _, w in ipairs(pat.warnings) do err_out:write("klineage match: warning: " .. w .. "\n") end
+    for _, w in ipairs(pat.warnings) do warn("warning: %s", w) end
     if a.in_place and not a.rewrite then args.usage_error("--in-place needs --rewrite") end
     if a.rewrite then
       local tpl, terr = match.template(a.rewrite)
       if not tpl then args.usage_error("bad template: %s", terr.message) end
     end
-    local opts = { prefilter = not a.no_prefilter, max_steps = a.max_steps and math.floor(a.max_steps) or nil }
+    local opts = { prefilter = not a.no_prefilter, max_steps = max_steps }
     local cjson = a.json and require "cjson"
-    local found, failed = 0, false
-    -- A folder stands for the CUDA files under it (.cu, .cuh), sorted.
-    local paths = {}
-    for i = 2, #a.positional do
-      local path = a.positional[i]
-      local quoted = "'" .. path:gsub("'", "'\\''") .. "'"
-      if os.execute("test -d " .. quoted) then
-        local p = io.popen("find " .. quoted .. " -type f \\( -name '*.cu' -o -name '*.cuh' \\) | LC_ALL=C sort")
-        for f in p:lines() do paths[#paths + 1] = f end
-        p:close()
-      else
-        paths[#paths + 1] = path
-      end
+    local found, failed, skipped, capped = 0, false, 0, 0
+
+    local function report_capped(shown, stats)
+      if stats.capped == 0 then return end
+      capped = capped + 1
+      warn("warning: %s: %d match attempt%s stopped at the step cap (--max-steps %d): matches there may be missing",
+        shown, stats.capped, stats.capped == 1 and "" or "s", max_steps)
     end
-    for _, path in ipairs(paths) do
-      local src, rerr = files.read_text(path)
-      if not src then args.usage_error("%s", rerr.message) end
-      local unit = match.as_unit(src, path)
+
+    -- One file: read, match, print, free (the unit closes on return).
+    local function search(path)
+      local shown = files.display(path)
+      local src, rerr = files.read_text(path, max_size)
+      if not src then
+        if rerr.stage == "size" or rerr.stage == "type" then -- it changed since the walk looked
+          skipped = skipped + 1
+          warn("warning: %s: skipped: %s", shown, rerr.message)
+        else
+          failed = true
+          warn("%s", rerr.message)
+        end
+        return
+      end
+      local unit <close> = match.as_unit(src, path)
+      local matches, stats = pat:find(unit, opts)
+      report_capped(shown, stats)
       if a.rewrite then
         local new, edits = pat:rewrite(unit, a.rewrite, opts)
         if not new then
-          err_out:write(string.format("klineage match: %s: %s\n", path, edits.message))
+          warn("%s: %s", shown, edits.message)
           failed = true
         elseif #edits > 0 or new ~= src then
           found = found + 1
@@ -221,35 +292,60 @@ options:
             end
             out:write(cjson.encode({ file = path, edits = list }) .. "\n")
           elseif a.in_place then
-            local ok, werr = files.write_atomic(path, new)
-            if not ok then
-              err_out:write(string.format("klineage match: cannot write '%s': %s\n", path, werr))
-              failed = true
+            if stats.capped > 0 then
+              warn("warning: %s: not written: its search hit the step cap, so the rewrite may be partial", shown)
+            else
+              local ok, werr = files.replace(path, new)
+              if not ok then
+                warn("%s", werr.message)
+                failed = true
+              elseif werr then
+                warn("warning: %s", werr)
+              end
             end
           else
-            out:write(unified(path, src, new))
+            out:write(unified(shown, src, new))
           end
         end
-      else
-        local matches = pat:find(unit, opts)
-        for _, m in ipairs(matches) do
-          found = found + 1
-          if cjson then
-            local b = {}
-            for name, v in pairs(m.bindings) do b[name] = { text = v.text, line = v.line, col = v.col } end
-            out:write(cjson.encode({ file = path, line = m.line, col = m.col, end_line = m.end_line,
-              end_col = m.end_col, text = m.text, bindings = b }) .. "\n")
-          else
-            out:write(string.format("%s:%d:%d: %s\n", path, m.line, m.col, one_line(m.text, 120)))
-            for _, name in ipairs(pat:metavariables()) do
-              local v = m.bindings[name]
-              if v then out:write(string.format("    $%s = %s\n", name, one_line(v.text, 100))) end
-            end
+        return
+      end
+      for _, m in ipairs(matches) do
+        found = found + 1
+        if cjson then
+          local b = {}
+          for name, v in pairs(m.bindings) do b[name] = { text = v.text, line = v.line, col = v.col } end
+          out:write(cjson.encode({ file = path, line = m.line, col = m.col, end_line = m.end_line,
+            end_col = m.end_col, text = m.text, bindings = b }) .. "\n")
+        else
+          out:write(string.format("%s:%d:%d: %s\n", shown, m.line, m.col, one_line(m.text, 120)))
+          for _, name in ipairs(pat:metavariables()) do
+            local v = m.bindings[name]
+            if v then out:write(string.format("    $%s = %s\n", name, one_line(v.text, 100))) end
           end
         end
       end
     end
-    if failed then return 2 end
-    return found > 0 and 0 or 1
+
+    local roots = table.move(a.positional, 2, #a.positional, 1, {})
+    for _, e in ipairs(files.walk(roots)) do
+      if e.error then
+        failed = true
+        warn("%s", e.error)
+      elseif e.skip then
+        skipped = skipped + 1
+        warn("warning: %s: skipped: %s", files.display(e.path), e.skip)
+      elseif e.note then
+        warn("note: %s: %s", files.display(e.path), e.note)
+      elseif e.size > max_size then
+        skipped = skipped + 1
+        warn("warning: %s: skipped: %d bytes, over --max-file-size (%d bytes)", files.display(e.path), e.size, max_size)
+      else
+        search(e.path)
+      end
+    end
+    if failed then return EXIT.error end
+    if skipped > 0 then return EXIT.skipped end
+    if capped > 0 then return EXIT.capped end
+    return found > 0 and EXIT.matched or EXIT.none
   end,
 }
