@@ -157,10 +157,12 @@ end
 
 -- The key. options and names keep their order: NVRTC options are
 -- positional (a later -D wins). The engine's version is part of it too:
--- kl.nvrtc adds options of its own, which a new version may change.
+-- kl.nvrtc adds options of its own, which a new version may change, and
+-- include folders that depend on the toolkit found (CUDA 13's cccl).
 function M.key(source, opts)
   opts = opts or {}
   return hash.sha256_parts(M.SCHEMA, source, "engine=" .. require("kl.host").version,
+    "includes=" .. table.concat(require("kl.nvrtc").include_paths(), "\0"),
     "arch=" .. (opts.arch or "sm_90"),
     "nvrtc=" .. (opts.nvrtc_version or nvrtc_version()),
     "options=" .. table.concat(opts.options or {}, "\0"),

@@ -51,6 +51,16 @@ describe("cache: keys", function()
     local c = cache.key(saxpy, { options = { "-DA-DB" }, nvrtc_version = "13.0" })
     expect(a ~= b and a ~= c and b ~= c):is_true()
   end)
+  it("changes with the include folders kl.nvrtc adds (a toolkit with or without cccl)", function()
+    local real = nvrtc.include_paths
+    local before = cache.key(saxpy, base)
+    nvrtc.include_paths = function() return { "/elsewhere/include" } end
+    local ok, other = pcall(cache.key, saxpy, base)
+    nvrtc.include_paths = real
+    expect(ok):is_true()
+    expect(other ~= before):is_true()
+    expect(cache.key(saxpy, base)):equals(before)
+  end)
   it("uses the installed NVRTC's version by default", function()
     local major, minor = nvrtc.version()
     expect(cache.key(saxpy, { arch = "sm_90" })):equals(cache.key(saxpy, { arch = "sm_90", nvrtc_version = major .. "." .. minor }))
