@@ -58,7 +58,9 @@
  *     it, or after it when none), inner = span between the parentheses,
  *     args = { span + int... }, max_threads, min_blocks, max_cluster (the
  *     same spans), nargs, count (more than one is an error for nvcc) }.
- *     insert: after the return type (prefix " "), else before the name.
+ *     insert: after the return type (prefix " "), where the CUDA guide
+ *     writes it (`__global__ void __launch_bounds__(256) k(...)`); none for
+ *     a function without a return type (a constructor is no kernel).
  *   fn:params() entries also carry: name_span, type_span (the TYPE node),
  *     base_span (the type without cv, restrict, '*' and '&'), stars ('*' in
  *     the declarator), const_span (the `const` of the base type, the one

@@ -354,8 +354,10 @@ void kl_pragma_insert_point(const kl_unit *u, uint32_t n, kl_insert_point *out) 
   int own;
   uint32_t b = line_start(u, tok, &own);
   if (own) {
-    /* the statement begins its line: a new line above it, same indent */
-    *out = (kl_insert_point){b, "", span(b, t->off), "\n"};
+    /* the statement begins its line: a new line above it, same indent,
+     * ending as the line before it ends (CRLF files stay CRLF) */
+    int crlf = b >= 2 && u->src[b - 1] == '\n' && u->src[b - 2] == '\r';
+    *out = (kl_insert_point){b, "", span(b, t->off), crlf ? "\r\n" : "\n"};
   } else {
     /* `if (c) for (...)`: the directive needs a line of its own */
     *out = (kl_insert_point){t->off, "\n", {t->off, 0}, "\n"};
@@ -438,13 +440,12 @@ int kl_launch_bounds_get(kl_unit *u, uint32_t fn, kl_launch_bounds_info *out) {
     out->remove = span(b, end);
     return 1;
   }
+  /* a kernel returns void: a function without a return type (a
+   * constructor, a conversion) is none and gets no insertion point */
   if (fi.return_type != KL_NONE) {
     uint32_t b, e;
     kl_node_span(u, fi.return_type, &b, &e);
     out->insert = (kl_insert_point){e, " ", {e, 0}, ""};
-  } else if (fi.name_tok != KL_NONE) {
-    uint32_t o = u->tokens[fi.name_tok].off;
-    out->insert = (kl_insert_point){o, "", {o, 0}, " "};
   }
   return 1;
 }

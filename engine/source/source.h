@@ -634,8 +634,9 @@ int kl_pragma_info_get(kl_unit *u, uint32_t tok, kl_pragma_info *out);
  * expression). Independent of how the parser attached the pragma. */
 uint32_t kl_pragmas_before(const kl_unit *u, uint32_t n, uint32_t *first);
 /* Where a new #pragma line for node n goes: the start of n's line, with n's
- * indentation (prefix "", indent, suffix "\n"), or, when n does not begin
- * its line, just before n (prefix "\n", suffix "\n"). */
+ * indentation (prefix "", indent, suffix "\n", or "\r\n" when the line
+ * before ends so), or, when n does not begin its line, just before n
+ * (prefix "\n", suffix "\n"). */
 void kl_pragma_insert_point(const kl_unit *u, uint32_t n, kl_insert_point *out);
 
 typedef struct kl_launch_bounds_info {
@@ -652,8 +653,8 @@ typedef struct kl_launch_bounds_info {
                                cluster size: first to last token of each     */
   int64_t value[3];         /* when known[i]                                 */
   kl_insert_point insert;   /* where " __launch_bounds__(...)" goes: after
-                               the return type (prefix " "), or before the
-                               name (suffix " "); off KL_NONE when present   */
+                               the return type (prefix " "); off KL_NONE
+                               when present or without a return type         */
 } kl_launch_bounds_info;
 
 /* Fills *out for a KL_N_FUNCTION; returns 0 when fn is not one. */
