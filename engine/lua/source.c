@@ -47,7 +47,8 @@
  *       indentation and newline in; delete it to drop the define),
  *       function_like, param_list = span "(a, b)", params = { span... }
  *       (function-like only; "..." included), in_function, conditional
- *       (between #if/#ifdef/#ifndef and #endif), same_name (#define and
+ *       (between #if/#ifdef/#ifndef and #endif; an include guard does not
+ *       count), same_name (#define and
  *       #undef lines of that name), redefined (same_name > 1) }.
  *     value spans first to last token of the replacement list: a trailing
  *     comment and the blanks and continuations around it stay outside; an
@@ -70,7 +71,13 @@
  *     or after the last '*' of an unnamed one, prefix " "; absent when
  *     restricted or no pointer). `const` stays true for a const anywhere.
  *   node:template_args() -> { node, whole = span "<...>", args = { span +
- *     node + int... } } for a call, a launch or a template-id; nil if none.
+ *     node + int... } } for a call, a launch (of k<T, 8>), a template-id or
+ *     a template_args node; nil if none.
+ *   node:template_params() -> { node (the template header), whole = span,
+ *     params = { { node, kind = "type" | "value", type = span, name = span,
+ *     default = span + int, default_insert (no default: ` = X` after the
+ *     name, prefix " = ") } } } for a template header or the function,
+ *     struct or declaration it heads; nil if none.
  *   stmt:pragmas() -> { pragma nodes }, insert: the #pragma lines right
  *     before the statement (only trivia between; the outermost node at that
  *     token has them, not its first expression), wherever the parser put
@@ -832,7 +839,7 @@ static int fn_params(lua_State *L) {
     set_bool(L, "restrict", pi.is_restrict);
     set_int(L, "pointer_depth", pi.pointer_depth);
     set_bool(L, "reference", pi.is_reference);
-    kl_lua_push_param_sites(L, ui, u, pi.node);
+    kl_lua_push_param_sites(L, u, pi.node);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;

@@ -211,8 +211,7 @@ static int fn_launch_bounds(lua_State *L) {
 
 /* ---- parameters ---------------------------------------------------------------------- */
 
-void kl_lua_push_param_sites(lua_State *L, int ui, const kl_unit *u, uint32_t param) {
-  (void)ui;
+void kl_lua_push_param_sites(lua_State *L, const kl_unit *u, uint32_t param) {
   kl_param_sites ps;
   if (!kl_param_sites_get(u, param, &ps)) return;
   if (ps.info.name_tok != KL_NONE)
@@ -239,16 +238,14 @@ static int node_template_args(lua_State *L) {
   uint32_t id;
   kl_unit *u = kl_lua_check_node(L, 1, &id);
   int ui = lua_gettop(L);
-  uint32_t ta = KL_NONE;
-  switch (u->nodes[id].kind) {
-  case KL_N_TEMPLATE_ARGS: ta = id; break;
-  case KL_N_CALL: case KL_N_IDENT: ta = kl_node_field(u, id, KL_F_TEMPLATE_ARGS); break;
-  case KL_N_LAUNCH: {
-    uint32_t callee = kl_node_field(u, id, KL_F_CALLEE);
-    if (callee != KL_NONE) ta = kl_node_field(u, callee, KL_F_TEMPLATE_ARGS);
-    break;
-  }
-  default: break;
+  /* the node's own <...>, else its callee's (a launch of k<T, 8>, and
+   * obj.f<true>(x) whichever of the member and its name holds them) */
+  uint32_t ta = u->nodes[id].kind == KL_N_TEMPLATE_ARGS ? id : kl_node_field(u, id, KL_F_TEMPLATE_ARGS);
+  uint32_t callee = kl_node_field(u, id, KL_F_CALLEE);
+  if (ta == KL_NONE && callee != KL_NONE && (u->nodes[id].kind == KL_N_CALL || u->nodes[id].kind == KL_N_LAUNCH)) {
+    ta = kl_node_field(u, callee, KL_F_TEMPLATE_ARGS);
+    uint32_t member = kl_node_field(u, callee, KL_F_MEMBER);
+    if (ta == KL_NONE && member != KL_NONE) ta = kl_node_field(u, member, KL_F_TEMPLATE_ARGS);
   }
   if (ta == KL_NONE) {
     lua_pushnil(L);
@@ -268,6 +265,57 @@ static int node_template_args(lua_State *L) {
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   lua_setfield(L, -2, "args");
+  return 1;
+}
+
+/* node:template_params() -> { node, whole, params = { { node, kind, name,
+ * type, default, default_insert } } } for a template header or what it
+ * heads (a function, a struct, a declaration) */
+static int node_template_params(lua_State *L) {
+  uint32_t id;
+  kl_unit *u = kl_lua_check_node(L, 1, &id);
+  int ui = lua_gettop(L);
+  uint32_t th = u->nodes[id].kind == KL_N_TEMPLATE ? id : kl_node_field(u, id, KL_F_TEMPLATE);
+  if (th == KL_NONE) {
+    lua_pushnil(L);
+    return 1;
+  }
+  const kl_node *nd = &u->nodes[th];
+  lua_createtable(L, 0, 3);
+  kl_lua_push_node(L, ui, th);
+  lua_setfield(L, -2, "node");
+  set_span(L, "whole", u, node_span(u, th));
+  lua_createtable(L, (int)nd->child_count, 0);
+  lua_Integer k = 0;
+  for (uint32_t i = 0; i < nd->child_count; i++) {
+    uint32_t tp = kl_child(u, th, i);
+    if (u->nodes[tp].kind != KL_N_TEMPLATE_PARAM) continue;
+    lua_createtable(L, 0, 6);
+    kl_lua_push_node(L, ui, tp);
+    lua_setfield(L, -2, "node");
+    uint32_t type = kl_node_field(u, tp, KL_F_TYPE), name = kl_node_field(u, tp, KL_F_NAME);
+    uint32_t value = kl_node_field(u, tp, KL_F_VALUE);
+    const kl_token *first = type != KL_NONE ? &u->tokens[u->nodes[type].tok_begin] : NULL;
+    int is_type = first && first->kind == KL_TOK_KEYWORD &&
+                  (first->sub == KL_KW_TYPENAME || first->sub == KL_KW_CLASS);
+    lua_pushstring(L, is_type ? "type" : "value");
+    lua_setfield(L, -2, "kind");
+    if (type != KL_NONE) set_span(L, "type", u, node_span(u, type));
+    if (name != KL_NONE) set_span(L, "name", u, node_span(u, name));
+    if (value != KL_NONE) {
+      set_expr_span(L, "default", u, u->nodes[value].tok_begin, u->nodes[value].tok_end);
+    } else {
+      /* `int BM` gets ` = 128` after its name (or its type) */
+      uint32_t last = name != KL_NONE ? name : type;
+      if (last != KL_NONE) {
+        kl_byte_span s = node_span(u, last);
+        kl_insert_point ip = {s.off + s.len, " = ", {s.off + s.len, 0}, ""};
+        set_insert(L, "default_insert", u, &ip);
+      }
+    }
+    lua_rawseti(L, -2, ++k);
+  }
+  lua_setfield(L, -2, "params");
   return 1;
 }
 
@@ -518,6 +566,7 @@ static const luaL_Reg unit_edit_methods[] = {
 static const luaL_Reg node_edit_methods[] = {
     {"launch_bounds", fn_launch_bounds},
     {"template_args", node_template_args},
+    {"template_params", node_template_params},
     {"pragma_info", node_pragma_info},
     {"pragmas", node_pragmas},
     {"unroll", node_unroll},

@@ -19,8 +19,7 @@ void kl_lua_source_edit_unit_methods(lua_State *L, int unit_methods);
 void kl_lua_source_edit_node_methods(lua_State *L, int node_methods);
 
 /* Adds the edit sites of parameter `param` (the spans and insertion points
- * documented for fn:params()) to the table on the stack top. ui is the
- * unit's stack index. */
-void kl_lua_push_param_sites(lua_State *L, int ui, const kl_unit *u, uint32_t param);
+ * documented for fn:params()) to the table on the stack top. */
+void kl_lua_push_param_sites(lua_State *L, const kl_unit *u, uint32_t param);
 
 #endif

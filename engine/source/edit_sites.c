@@ -141,6 +141,29 @@ static int cond_delta(const kl_unit *u, uint32_t tok) {
   return directive_is(u, tok, "endif") ? -1 : 0;
 }
 
+/* The word after the directive's keyword (#ifndef NAME, #define NAME), len
+ * 0 when there is none. */
+static kl_byte_span directive_name(const kl_unit *u, uint32_t tok) {
+  kl_byte_span none = {0, 0};
+  directive dv;
+  if (!directive_open(u, tok, &dv)) return none;
+  kl_byte_span s = none;
+  if (dv.n >= 2 && (dv.d->tokens[1].kind == KL_TOK_IDENT || dv.d->tokens[1].kind == KL_TOK_KEYWORD))
+    s = dv_span(&dv, 1, 2, 0);
+  directive_close(&dv);
+  return s;
+}
+
+/* #ifndef G directly followed by #define G: an include guard, which makes
+ * nothing conditional. */
+static int is_include_guard(const kl_unit *u, uint32_t tok) {
+  if (!directive_is(u, tok, "ifndef") || tok + 1 >= u->ntokens ||
+      !directive_is(u, tok + 1, "define"))
+    return 0;
+  kl_byte_span a = directive_name(u, tok), b = directive_name(u, tok + 1);
+  return a.len && a.len == b.len && memcmp(u->src + a.off, u->src + b.off, a.len) == 0;
+}
+
 /* ---- #define ------------------------------------------------------------------ */
 
 static int parse_define(kl_unit *u, uint32_t tok, kl_define_info *out) {
@@ -193,15 +216,7 @@ static int by_name(const void *x, const void *y) { return name_cmp(x, y); }
 /* #undef NAME: the name's span, len 0 when the line is no #undef. */
 static kl_byte_span undef_name(const kl_unit *u, uint32_t tok) {
   kl_byte_span none = {0, 0};
-  if (!directive_is(u, tok, "undef")) return none;
-  directive dv;
-  if (!directive_open(u, tok, &dv)) return none;
-  kl_byte_span s = none;
-  if (dv.n >= 2 && dv_word(&dv, 0, "undef") &&
-      (dv.d->tokens[1].kind == KL_TOK_IDENT || dv.d->tokens[1].kind == KL_TOK_KEYWORD))
-    s = dv_span(&dv, 1, 2, 0);
-  directive_close(&dv);
-  return s;
+  return directive_is(u, tok, "undef") ? directive_name(u, tok) : none;
 }
 
 kl_define_info *kl_unit_defines(kl_unit *u, uint32_t *count) {
@@ -214,11 +229,16 @@ kl_define_info *kl_unit_defines(kl_unit *u, uint32_t *count) {
   uint32_t nf;
   const uint32_t *fns = kl_unit_nodes_of_kind(u, KL_N_FUNCTION, &nf);
   uint32_t fi = 0, cover = 0, ci = 0;
-  int depth = 0;
+  /* conditional depth; guard = the depth of an include guard's #ifndef
+   * (0 for none), which does not count */
+  uint32_t depth = 0, guard = 0;
   for (uint32_t i = 0; i < u->ntokens; i++) {
     if (u->tokens[i].kind != KL_TOK_PP) continue;
     int delta = cond_delta(u, i);
-    if (delta < 0 && depth > 0) depth--;
+    if (delta < 0 && depth > 0) {
+      if (depth == guard) guard = 0;
+      depth--;
+    }
     kl_byte_span nm = {0, 0};
     kl_define_info d;
     int is_define = directive_is(u, i, "define") && parse_define(u, i, &d);
@@ -230,7 +250,7 @@ kl_define_info *kl_unit_defines(kl_unit *u, uint32_t *count) {
         fi++;
       }
       d.in_function = i < cover;
-      d.conditional = depth > 0;
+      d.conditional = depth > (guard ? 1u : 0u);
       /* kl_unit_constants saw the same lines in the same order */
       while (ci < nc && cs[ci].name_off < d.name.off) ci++;
       if (ci < nc && cs[ci].name_off == d.name.off && cs[ci].kind == KL_CONST_DEFINE &&
@@ -250,7 +270,10 @@ kl_define_info *kl_unit_defines(kl_unit *u, uint32_t *count) {
     } else {
       nm = undef_name(u, i);
     }
-    if (delta > 0) depth++;
+    if (delta > 0) {
+      depth++;
+      if (!guard && depth == 1 && is_include_guard(u, i)) guard = depth;
+    }
     if (nm.len) {
       if (nnames == ncap) {
         uint32_t c2 = ncap ? ncap * 2 : 16;

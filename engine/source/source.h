@@ -594,7 +594,9 @@ typedef struct kl_define_info {
   uint8_t known;            /* value evaluated to `number` (object-like only),
                                as kl_unit_constants did for this line       */
   uint8_t in_function;      /* the line is inside a function's tokens        */
-  uint8_t conditional;      /* between #if/#ifdef/#ifndef and its #endif     */
+  uint8_t conditional;      /* between #if/#ifdef/#ifndef and its #endif (an
+                               include guard, #ifndef G then #define G,
+                               does not count)                               */
   uint32_t same_name;       /* #define and #undef lines of this name in the
                                unit, this one included: 1 means defined once
                                and never undefined                           */

@@ -407,6 +407,28 @@ describe("golden edits", function()
     expect(v:nodes("call")[1]:template_args().args[1].int):equals(256)
     expect(v:nodes("launch")[1]:template_args().args[2].int):equals(16)
   end)
+  it("reads and edits template parameters and their defaults", function()
+    local text = "#define W 2\ntemplate <int BM = 64 * W, typename T, int BN>\n__global__ void k(T *x) {}\n"
+      .. "template <class T> struct S;\nvoid g() {}\n"
+    local u = parse(text)
+    local tp = u:functions()[1]:template_params()
+    expect(tp.whole.text):equals("template <int BM = 64 * W, typename T, int BN>")
+    expect(#tp.params):equals(3)
+    expect(tp.params[1].kind):equals("value")
+    expect(tp.params[1].name.text):equals("BM")
+    expect(tp.params[1].default.int):equals(128)
+    expect(tp.params[2].kind):equals("type")
+    expect(tp.params[2].default):is_nil()
+    expect(tp.params[3].default_insert.prefix):equals(" = ")
+    expect(u:nodes("struct")[1]:template_params().params[1].kind):equals("type")
+    expect(u:functions()[2]:template_params()):is_nil()
+    local new = splice(text, { replace(tp.params[1].default, "256"), insert(tp.params[3].default_insert, "8") })
+    expect(new):equals("#define W 2\ntemplate <int BM = 256, typename T, int BN = 8>\n__global__ void k(T *x) {}\n"
+      .. "template <class T> struct S;\nvoid g() {}\n")
+    local back = parse(new):functions()[1]:template_params()
+    expect(back.params[1].default.int):equals(256)
+    expect(back.params[3].default.int):equals(8)
+  end)
   it("reads top-level declarations, inside extern \"C\" and namespaces too", function()
     local text = "#define BM 64\n__shared__ __align__(16) float tile[BM][BM + 1];\n"
       .. "extern \"C\" { __constant__ float w[9]; }\nnamespace a { namespace b { static constexpr int kW = BM / 2; } }\n"
@@ -469,6 +491,19 @@ describe("hostile input", function()
     -- an empty value can be given one
     local new = splice(text, { insert({ begin = d.E.value.begin, ["end"] = d.E.value["end"], prefix = " ", suffix = "" }, "9") })
     expect(parse(new):constant("E")):equals(9)
+  end)
+  it("does not count an include guard as a conditional", function()
+    local text = "#ifndef K_CUH\n#define K_CUH\n#define BM 64\n#if X\n#define BN 8\n#endif\n#define BK 4\n#endif\n#define AFTER 1\n"
+    local d = {}
+    for _, x in ipairs(parse(text):defines()) do d[x.name.text] = x end
+    expect(d.K_CUH.conditional):is_false()
+    expect(d.BM.conditional):is_false()
+    expect(d.BN.conditional):is_true()
+    expect(d.BK.conditional):is_false()
+    expect(d.AFTER.conditional):is_false()
+    -- #ifndef A then #define B is a conditional
+    local e = parse("#ifndef A\n#define B 1\n#endif\n"):defines()[1]
+    expect(e.conditional):is_true()
   end)
   it("flags redefinitions, #undef, conditionals and defines inside functions", function()
     local text = "#define N 4\n#ifdef X\n#define N 8\n#endif\n#define M 1\n#undef M\n"
