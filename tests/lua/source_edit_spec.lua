@@ -624,3 +624,115 @@ describe("hostile input", function()
     expect(ps[1]:pragma_info().count.int):equals(20000)
   end)
 end)
+
+-- Every edit of this file on outside code (read-only, never in the
+-- repository): KL_EDIT_CORPUS=/work/corpus klineage test .../source_edit_spec.lua
+-- prints the sites found and asserts that every edit reads back and undoes.
+local function roundtrip(file, text, stats, fails)
+  local function count(k) stats[k] = (stats[k] or 0) + 1 end
+  local function fail(what, line) fails[#fails + 1] = what .. " " .. file .. ":" .. tostring(line) end
+  local u = source.parse(text)
+  for _, d in ipairs(u:defines()) do
+    count("defines")
+    if text:sub(d.value.begin, d.value["end"]) ~= d.value.text then fail("define span", d.name.line) end
+    if d.value.int and not d.function_like and not d.redefined then
+      count("define edits")
+      local new = splice(text, { replace(d.value, "77") })
+      local back = source.parse(new):define(d.name.text)
+      if not back or back.value.int ~= 77 or splice(new, { replace(back.value, d.value.text) }) ~= text then
+        fail("define edit", d.name.line)
+      end
+    end
+  end
+  local fs = u:functions()
+  for k, fn in ipairs(fs) do
+    local lb = fn:launch_bounds()
+    if fn:info().global then
+      count("kernels")
+      if lb.present then
+        count("launch_bounds removed")
+        local dropped = splice(text, { replace(lb.whole.remove, "") })
+        local back = source.parse(dropped):functions()[k]
+        local restored = back and not back:launch_bounds().present and splice(dropped, { insert(back:launch_bounds().insert, lb.whole.text) })
+        local again = restored and source.parse(restored):functions()[k]
+        if not again or again:launch_bounds().whole.text ~= lb.whole.text or again:name() ~= fn:name() then
+          fail("launch_bounds remove", fn.line)
+        end
+      elseif lb.insert then
+        count("launch_bounds added")
+        local added = splice(text, { insert(lb.insert, "__launch_bounds__(256)") })
+        local back = source.parse(added):functions()[k]
+        local b = back and back:launch_bounds()
+        if not b or not b.present or b.max_threads.int ~= 256 or back:name() ~= fn:name()
+          or splice(added, { replace(b.whole.remove, "") }) ~= text then
+          fail("launch_bounds add", fn.line)
+        end
+      end
+    end
+    for j, p in ipairs(fn:params()) do
+      if p.stars > 0 and p.name and (p.const_insert or p.restrict_insert) then
+        count("pointer params")
+        local e = {}
+        if p.const_insert then e[#e + 1] = insert(p.const_insert, "const") end
+        if p.restrict_insert then e[#e + 1] = insert(p.restrict_insert, "__restrict__") end
+        local added = splice(text, e)
+        local back = source.parse(added):functions()[k]
+        local q = back and back:params()[j]
+        if not q or not q.const_span or not q.restrict_span or q.name ~= p.name then
+          fail("param add", fn.line)
+        else
+          local r = {}
+          if p.const_insert then r[#r + 1] = replace(q.const_span.remove, "") end
+          if p.restrict_insert then r[#r + 1] = replace(q.restrict_span.remove, "") end
+          if splice(added, r) ~= text then fail("param remove", fn.line) end
+        end
+      end
+    end
+  end
+  local ls = loops(u)
+  for i, l in ipairs(ls) do
+    count("loops")
+    local _, at = l:unroll()
+    local added = splice(text, { insert(at, "#pragma unroll 4") })
+    local back = loops(source.parse(added))
+    local got = #back == #ls and back[i]:unroll()
+    -- a pragma put mid-line leaves its line break when removed
+    local want = at.prefix == "\n" and splice(text, { { begin = at.begin, ["end"] = at["end"], text = "\n" } }) or text
+    if not got or not got.count or got.count.int ~= 4 or splice(added, { replace(got.line, "") }) ~= want then
+      fail("pragma add", l.line)
+    end
+  end
+  for _, d in ipairs(u:declarations()) do
+    count("declarations")
+    for _, dc in ipairs(d.declarators) do
+      for _, dim in ipairs(dc.dims) do
+        if text:sub(dim.begin, dim["end"]) ~= dim.text then fail("dim span", dim.line) end
+      end
+    end
+  end
+end
+
+describe("outside corpus (KL_EDIT_CORPUS)", function()
+  local root = os.getenv("KL_EDIT_CORPUS")
+  if not root then
+    it.skip("round-trips every edit site of every .cu/.cuh file", "set KL_EDIT_CORPUS to a folder of CUDA sources")
+    return
+  end
+  it("round-trips every edit site of every .cu/.cuh file", function()
+    local stats, fails, files = {}, {}, 0
+    local p = io.popen("find '" .. root:gsub("'", "'\\''") .. "' -type f \\( -name '*.cu' -o -name '*.cuh' \\) | sort")
+    for file in p:lines() do
+      files = files + 1
+      roundtrip(file, read(file), stats, fails)
+    end
+    p:close()
+    local keys = {}
+    for k in pairs(stats) do keys[#keys + 1] = k end
+    table.sort(keys)
+    print(string.format("%-24s %d", "files", files))
+    for _, k in ipairs(keys) do print(string.format("%-24s %d", k, stats[k])) end
+    for i = 1, math.min(#fails, 20) do print("FAIL " .. fails[i]) end
+    expect(files):at_least(1)
+    expect(#fails):equals(0)
+  end)
+end)
