@@ -79,9 +79,9 @@
  *     name, prefix " = ") } } } for a template header or the function,
  *     struct or declaration it heads; nil if none.
  *   stmt:pragmas() -> { pragma nodes }, insert: the #pragma lines right
- *     before the statement (only trivia between; the outermost node at that
- *     token has them, not its first expression), wherever the parser put
- *     them, and where a new pragma line goes: at the start of the
+ *     before the statement (only trivia between; statements, functions and
+ *     declarations have them, not their first expression or type),
+ *     wherever the parser put them, and where a new pragma line goes: at the start of the
  *     statement's line with its indentation (prefix = the indentation,
  *     suffix "\n"), or, when the statement does not begin its line,
  *     just before it (prefix "\n", suffix "\n").

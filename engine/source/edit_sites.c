@@ -361,18 +361,51 @@ int kl_pragma_info_get(kl_unit *u, uint32_t tok, kl_pragma_info *out) {
   return ok;
 }
 
-uint32_t kl_pragmas_before(const kl_unit *u, uint32_t n, uint32_t *first) {
+/* The first token of node n that is no #pragma line: n's own first token,
+ * unless n's range starts with pragma lines (a parser may keep them inside
+ * the statement they apply to). */
+static uint32_t first_code_token(const kl_unit *u, uint32_t n) {
   const kl_node *nd = &u->nodes[n];
   uint32_t b = nd->tok_begin;
+  if (nd->kind == KL_N_PRAGMA || nd->kind == KL_N_PREPROC || nd->kind == KL_N_UNIT) return b;
+  while (b + 1 < nd->tok_end && directive_is(u, b, "pragma")) b++;
+  return b;
+}
+
+/* Parts of a statement or a declaration, which a pragma before them does
+ * not apply to: the statement they begin has it. */
+static int is_part(const kl_unit *u, uint32_t n) {
+  switch (u->nodes[n].kind) {
+  case KL_N_UNIT: case KL_N_PRAGMA: case KL_N_PREPROC: case KL_N_PARAM_LIST: case KL_N_PARAM:
+  case KL_N_TEMPLATE: case KL_N_TEMPLATE_PARAM: case KL_N_DECLARATOR: case KL_N_QUALIFIERS:
+  case KL_N_IDENT: case KL_N_INT_LIT: case KL_N_FLOAT_LIT: case KL_N_CHAR_LIT:
+  case KL_N_STRING_LIT: case KL_N_BOOL_LIT: case KL_N_BINARY: case KL_N_UNARY:
+  case KL_N_POSTFIX: case KL_N_ASSIGN: case KL_N_TERNARY: case KL_N_CALL: case KL_N_LAUNCH:
+  case KL_N_INDEX: case KL_N_MEMBER: case KL_N_CAST: case KL_N_CXX_CAST: case KL_N_SIZEOF:
+  case KL_N_TYPE: case KL_N_INIT_LIST: case KL_N_PAREN: case KL_N_LAMBDA:
+  case KL_N_TEMPLATE_ARGS:
+    return 1;
+  case KL_N_DECL: {
+    /* the DECL of a DECL_STMT, or a for's init */
+    uint32_t par = u->nodes[n].parent;
+    return par != KL_NONE && u->nodes[par].kind != KL_N_UNIT && u->nodes[par].kind != KL_N_COMPOUND &&
+           u->nodes[par].kind != KL_N_DECL;
+  }
+  default:
+    return 0;
+  }
+}
+
+uint32_t kl_pragmas_before(const kl_unit *u, uint32_t n, uint32_t *first) {
+  uint32_t b = first_code_token(u, n);
   *first = b;
-  if (nd->parent != KL_NONE && u->nodes[nd->parent].tok_begin == b) return 0;
-  if (nd->kind == KL_N_PRAGMA || nd->kind == KL_N_PREPROC || nd->kind == KL_N_UNIT) return 0;
+  if (is_part(u, n)) return 0;
   while (*first > 0 && directive_is(u, *first - 1, "pragma")) (*first)--;
   return b - *first;
 }
 
 void kl_pragma_insert_point(const kl_unit *u, uint32_t n, kl_insert_point *out) {
-  uint32_t tok = u->nodes[n].tok_begin;
+  uint32_t tok = first_code_token(u, n);
   const kl_token *t = &u->tokens[tok];
   int own;
   uint32_t b = line_start(u, tok, &own);

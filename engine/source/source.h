@@ -629,11 +629,13 @@ typedef struct kl_pragma_info {
 /* Fills *out for a #pragma line (a KL_TOK_PP token index); returns 0 when tok
  * is not one. */
 int kl_pragma_info_get(kl_unit *u, uint32_t tok, kl_pragma_info *out);
-/* The #pragma lines directly before node n (only trivia between them and
- * n's first token, and no other directive): tokens *first .. tok_begin-1.
- * Returns how many (0: *first = n's first token). Only the outermost node
- * that starts at that token has them (a statement, not its first
- * expression). Independent of how the parser attached the pragma. */
+/* The #pragma lines directly before node n's first token that is no
+ * #pragma line (only trivia between, no other directive): tokens *first ..
+ * *first + count - 1, pragma lines at the start of n's own range included.
+ * Returns the count. Statements, functions and declarations have them, not
+ * the parts they begin (an expression, a type, the DECL of a DECL_STMT).
+ * Independent of how the parser attached the pragma: as a sibling, a child
+ * or inside the statement. */
 uint32_t kl_pragmas_before(const kl_unit *u, uint32_t n, uint32_t *first);
 /* Where a new #pragma line for node n goes: the start of n's line, with n's
  * indentation (prefix "", indent, suffix "\n", or "\r\n" when the line
