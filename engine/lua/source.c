@@ -53,7 +53,8 @@
  *     value spans first to last token of the replacement list: a trailing
  *     comment and the blanks and continuations around it stay outside; an
  *     empty value is an empty span just after the name.
- *   unit:define(name) -> the last define of name, or nil.
+ *   unit:define(name) -> the last define of name, or nil (each call reads
+ *     every define: call unit:defines() once for many names).
  *   fn:launch_bounds() -> { present = false, insert } or { present = true,
  *     whole = span "__launch_bounds__(...)" (+ remove: with the blanks before
  *     it, or after it when none), inner = span between the parentheses,

@@ -628,6 +628,11 @@ describe("hostile input", function()
     local ps = u:functions()[1]:pragmas()
     expect(#ps):equals(1)
     expect(ps[1]:pragma_info().count.int):equals(20000)
+    -- one name defined 50k times: each define counts the others in log time
+    local same = parse(string.rep("#define X 1\n", 50000)):defines()
+    expect(#same):equals(50000)
+    expect(same[1].same_name):equals(50000)
+    expect(same[50000].redefined):is_true()
   end)
 end)
 
