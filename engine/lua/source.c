@@ -15,7 +15,95 @@
  *   pragma:pragma_target() stmt:pragmas()
  *
  * A node userdata keeps its unit alive through its user value. Closing a
- * unit (`local u <close> = ...`) frees it at once; its nodes then raise. */
+ * unit (`local u <close> = ...`) frees it at once; its nodes then raise.
+ *
+ * The structured edit API (engine/lua/source_edit.c): what a transform
+ * edits where patterns do not reach. Positions are those of node:range()'s
+ * elements 5 and 6, so every part can go straight to match.splice:
+ *   span   = { begin, end, line, col, text }: bytes begin..end (1-based,
+ *            inclusive) of the unit's text; line/col of byte `begin`. No
+ *            leading or trailing trivia: a span runs from its first token
+ *            to the end of its last, comments BETWEEN its tokens included.
+ *            An empty span (end = begin - 1, text "") says where the part
+ *            would go. An expression's span has `int` when it evaluates to
+ *            an integer with the constants defined before it.
+ *            A removable part (a qualifier, a __launch_bounds__) has
+ *            span.remove: what to delete to drop it with its separator.
+ *   insert = { begin, end = begin - 1, line, col, prefix, suffix }: an
+ *            insertion point; the edit that adds construct C is
+ *            { begin = i.begin, end = i["end"], text = i.prefix .. C .. i.suffix }
+ *            and the matching remove span (a pragma's line) of the
+ *            reparsed unit deletes exactly that text again, except the line
+ *            break before a pragma put before a statement that did not
+ *            begin its line.
+ *
+ *   unit:defines() -> { define... } every #define line in source order
+ *     (`#  define`, a comment between `#` and `define`, inside functions and
+ *     #if blocks too):
+ *     define = { name = span, value = span (+ int: the value kl_unit_constants
+ *       gives that line; nil for floats, strings, function-like macros),
+ *       directive = span ('#' to the end of the line: continuations and a
+ *       trailing comment in, the newline out), line = span (the whole line:
+ *       indentation and newline in; delete it to drop the define),
+ *       function_like, param_list = span "(a, b)", params = { span... }
+ *       (function-like only; "..." included), in_function, conditional
+ *       (between #if/#ifdef/#ifndef and #endif; an include guard does not
+ *       count), same_name (#define and
+ *       #undef lines of that name), redefined (same_name > 1) }.
+ *     value spans first to last token of the replacement list: a trailing
+ *     comment and the blanks and continuations around it stay outside; an
+ *     empty value is an empty span just after the name.
+ *   unit:define(name) -> the last define of name, or nil (each call reads
+ *     every define: call unit:defines() once for many names).
+ *   fn:launch_bounds() -> { present = false, insert } or { present = true,
+ *     whole = span "__launch_bounds__(...)" (+ remove: with the blanks before
+ *     it, or after it when none), inner = span between the parentheses,
+ *     args = { span + int... }, max_threads, min_blocks, max_cluster (the
+ *     same spans), nargs, count (more than one is an error for nvcc) }.
+ *     insert: after the return type (prefix " "), where the CUDA guide
+ *     writes it (`__global__ void __launch_bounds__(256) k(...)`); none for
+ *     a function without a return type (a constructor is no kernel).
+ *   fn:params() entries also carry: name_span, type_span (the TYPE node),
+ *     base_span (the type without cv, restrict, '*' and '&'), stars ('*' in
+ *     the declarator), const_span (the `const` of the base type, the one
+ *     before the first '*', + remove), restrict_span (+ remove),
+ *     const_insert (before the base type, suffix " "; absent when
+ *     const_span is there), restrict_insert (before the name, suffix " ",
+ *     or after the last '*' of an unnamed one, prefix " "; absent when
+ *     restricted or no pointer). `const` stays true for a const anywhere.
+ *   node:template_args() -> { node, whole = span "<...>", args = { span +
+ *     node + int... } } for a call, a launch (of k<T, 8>), a template-id or
+ *     a template_args node; nil if none.
+ *   node:template_params() -> { node (the template header), whole = span,
+ *     params = { { node, kind = "type" | "value", type = span, name = span,
+ *     default = span + int, default_insert (no default: ` = X` after the
+ *     name, prefix " = ") } } } for a template header or the function,
+ *     struct or declaration it heads; nil if none.
+ *   stmt:pragmas() -> { pragma nodes }, insert: the #pragma lines right
+ *     before the statement (only trivia between; statements, functions and
+ *     declarations have them, not their first expression or type),
+ *     wherever the parser put them, and where a new pragma line goes: at the start of the
+ *     statement's line with its indentation (prefix = the indentation,
+ *     suffix "\n"), or, when the statement does not begin its line,
+ *     just before it (prefix "\n", suffix "\n").
+ *   pragma:pragma_info() -> { node, name = span (the word after "pragma"),
+ *     args = span, directive = span, line = span (delete it to drop the
+ *     pragma), unroll, count = span + int (#pragma unroll N; "(N)" kept
+ *     whole), count_insert (an unroll without N: prefix " ") }.
+ *   stmt:unroll() -> the pragma_info of the last #pragma unroll in
+ *     stmt:pragmas(), or nil; and the same insert.
+ *   unit:declarations() -> { declaration... } of the DECL items at the top
+ *     level, inside extern "C" { } and namespaces; decl:declaration() and
+ *     decl_stmt:declaration() give one for any declaration:
+ *     declaration = { node, template (node, for template <...> decls),
+ *       alias (typedef/using: no type or declarators), qualifiers = { span +
+ *       remove... } (__shared__ __constant__ __device__ __managed__ static
+ *       constexpr extern inline const volatile), and the booleans shared
+ *       constant device managed static constexpr extern inline const
+ *       volatile, type = span (the TYPE node, qualifiers included), base =
+ *       span, qualifier_insert (before the type, suffix " "), declarators =
+ *       { { node, name = span, stars, dims = { span + int... } (an empty
+ *       span inside [] for `x[]`), init = span + int } } }. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +111,7 @@
 #include <lua.h>
 
 #include "lua/source.h"
+#include "lua/source_edit.h"
 #include "source/source.h"
 
 #define UNIT_MT "kl.SourceUnit"
@@ -701,28 +790,6 @@ static int node_pragma_target(lua_State *L) {
   return 1;
 }
 
-/* stmt:pragmas() -> { the #pragma nodes that apply to this statement } */
-static int node_pragmas(lua_State *L) {
-  uint32_t id;
-  kl_unit *u = check_node(L, 1, &id);
-  int ui = lua_gettop(L);
-  lua_newtable(L);
-  uint32_t par = u->nodes[id].parent;
-  if (par == KL_NONE) return 1;
-  const kl_node *pn = &u->nodes[par];
-  uint32_t at = KL_NONE;
-  for (uint32_t i = 0; i < pn->child_count; i++)
-    if (kl_child(u, par, i) == id) at = i;
-  uint32_t first = at;
-  while (first != KL_NONE && first > 0 && u->nodes[kl_child(u, par, first - 1)].kind == KL_N_PRAGMA)
-    first--;
-  for (uint32_t i = first, k = 1; at != KL_NONE && i < at; i++, k++) {
-    push_node(L, ui, kl_child(u, par, i));
-    lua_rawseti(L, -2, k);
-  }
-  return 1;
-}
-
 static int node_equals(lua_State *L) {
   uint32_t a, b;
   kl_unit *ua = check_node(L, 1, &a);
@@ -754,7 +821,7 @@ static int fn_params(lua_State *L) {
   for (uint32_t i = 0; i < n; i++) {
     kl_param_info pi;
     kl_param_info_get(u, kl_child(u, pl, i), &pi);
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 18);
     push_node(L, ui, pi.node);
     lua_setfield(L, -2, "node");
     if (pi.type != KL_NONE) {
@@ -773,6 +840,7 @@ static int fn_params(lua_State *L) {
     set_bool(L, "restrict", pi.is_restrict);
     set_int(L, "pointer_depth", pi.pointer_depth);
     set_bool(L, "reference", pi.is_reference);
+    kl_lua_push_param_sites(L, u, pi.node);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
   return 1;
@@ -963,7 +1031,6 @@ static const luaL_Reg node_methods[] = {
     {"info", fn_info},
     {"affine", node_affine},
     {"pragma_target", node_pragma_target},
-    {"pragmas", node_pragmas},
     {NULL, NULL},
 };
 
@@ -1002,11 +1069,13 @@ int luaopen_kl_source(lua_State *L) {
   luaL_newmetatable(L, UNIT_MT);
   luaL_setfuncs(L, unit_meta, 0);
   luaL_newlib(L, unit_methods);
+  kl_lua_source_edit_unit_methods(L, -1);
   lua_setfield(L, -2, "methods");
   lua_pop(L, 1);
   luaL_newmetatable(L, NODE_MT);
   luaL_setfuncs(L, node_meta, 0);
   luaL_newlib(L, node_methods);
+  kl_lua_source_edit_node_methods(L, -1);
   lua_setfield(L, -2, "methods");
   lua_pop(L, 1);
   luaL_newmetatable(L, SCRATCH_MT);

@@ -401,3 +401,23 @@ int kl_eval_const(kl_unit *u, uint32_t expr_node, int64_t *value) {
   const kl_node *nd = &u->nodes[expr_node];
   return kl_eval_tokens(u, u->tokens, nd->tok_begin, nd->tok_end, u->src, value);
 }
+
+int kl_eval_tokens_before(kl_unit *u, const kl_token *t, uint32_t b, uint32_t e, const char *src,
+                          uint32_t off, int64_t *value) {
+  uint32_t n;
+  const kl_const *cs = kl_unit_constants(u, &n);
+  /* constants are in source order, so their names are too: the visible
+   * ones are a prefix, found by bisection */
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (cs[mid].name_off < off) lo = mid + 1;
+    else hi = mid;
+  }
+  evaluator ev = {u, t, src, b, e, lo, 0, 1};
+  if (b >= e) return 0;
+  int64_t v = expr(&ev, 1);
+  if (!ev.ok || ev.pos != e) return 0;
+  *value = v;
+  return 1;
+}

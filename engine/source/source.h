@@ -543,4 +543,169 @@ kl_access *kl_access_patterns(kl_unit *u, uint32_t fn, uint32_t *count);
  * kl_access_patterns. */
 kl_access *kl_shared_accesses(kl_unit *u, uint32_t fn, uint32_t *count);
 
+/* ---- edit sites (edit_sites.c) -------------------------------------------- */
+
+/* Where a transform reads and edits what patterns do not reach: #define
+ * constants, __launch_bounds__, parameter qualifiers, #pragma lines and the
+ * parts of declarations. Spans are bytes [off, off + len) of u->src, with no
+ * leading trivia: a span starts at its first token's text and ends at its
+ * last token's end (comments BETWEEN its tokens are inside), unless the
+ * field's comment says otherwise. A span of len 0 is an empty part (an
+ * empty #define value, a missing unroll count): its off is where text for it
+ * goes. Everything is borrowed from the unit, as in the rest of this file. */
+typedef struct kl_byte_span {
+  uint32_t off, len;
+} kl_byte_span;
+
+/* A place where a construct C can be added: write
+ *   prefix, then src[indent], then C, then suffix
+ * before src[off]. off == KL_NONE when nothing can be added there. */
+typedef struct kl_insert_point {
+  uint32_t off;
+  const char *prefix;       /* static: "", " " or "\n"                       */
+  kl_byte_span indent;      /* a line's indentation to repeat, or len 0     */
+  const char *suffix;       /* static: "", " " or "\n"                       */
+} kl_insert_point;
+
+/* Line and column (1-based, columns in bytes) of byte `off` of u->src
+ * (off == u->len is the end of the file). O(log ntokens) plus the length of
+ * the token (and trivia) that holds it. */
+void kl_unit_pos(const kl_unit *u, uint32_t off, uint32_t *line, uint32_t *col);
+
+/* The whole line of a directive or statement starting at token tok: from
+ * the byte after the newline before it (its indentation) through the
+ * newline after `last_end` ("\r\n" included; nothing at the end of the
+ * file). When something other than blanks precedes tok on its line (a block
+ * comment), the span starts at tok itself. */
+kl_byte_span kl_line_span(const kl_unit *u, uint32_t tok, uint32_t last_end);
+
+typedef struct kl_define_info {
+  uint32_t tok;             /* the KL_TOK_PP token                           */
+  kl_byte_span directive;   /* '#' to the end of the line: the token's text
+                               (continuations and a trailing comment in,
+                               the newline out)                              */
+  kl_byte_span line;        /* kl_line_span of the directive                 */
+  kl_byte_span name;
+  kl_byte_span params;      /* function-like: "(a, b)" with its parens       */
+  kl_byte_span value;       /* the replacement list, first to last token: a
+                               trailing comment and blanks are outside; empty
+                               (len 0) just after the name or params         */
+  uint8_t function_like;    /* NAME( with no space: a macro with params      */
+  uint8_t known;            /* value evaluated to `number` (object-like only),
+                               as kl_unit_constants did for this line       */
+  uint8_t in_function;      /* the line is inside a function's tokens        */
+  uint8_t conditional;      /* between #if/#ifdef/#ifndef and its #endif (an
+                               include guard, #ifndef G then #define G,
+                               does not count)                               */
+  uint32_t same_name;       /* #define and #undef lines of this name in the
+                               unit, this one included: 1 means defined once
+                               and never undefined                           */
+  int64_t number;           /* the value's integer when known                */
+} kl_define_info;
+
+/* Every #define line of the unit (`#define`, `#  define`, comments and
+ * continuations between the words allowed), in source order, inside
+ * functions and conditionals included. Returns a malloc'd array the caller
+ * frees (NULL and *count = 0 when there are none or out of memory). */
+kl_define_info *kl_unit_defines(kl_unit *u, uint32_t *count);
+/* The parameter names of a function-like define ("..." included), up to max
+ * of them into out; returns how many there are. */
+uint32_t kl_define_params(const kl_unit *u, const kl_define_info *d, kl_byte_span *out,
+                          uint32_t max);
+
+typedef struct kl_pragma_info {
+  uint32_t tok;             /* the KL_TOK_PP token                           */
+  kl_byte_span directive;   /* as in kl_define_info                          */
+  kl_byte_span line;
+  kl_byte_span name;        /* the word after "pragma": "unroll", "once"     */
+  kl_byte_span args;        /* what follows the name, first to last token;
+                               len 0 just after the name when nothing does  */
+  uint8_t is_unroll;        /* #pragma unroll [N]                            */
+  uint8_t has_count;        /* an unroll with N (args is N, "(4)" kept whole) */
+  uint8_t known;            /* N evaluated (kl_eval_tokens_before)           */
+  int64_t count;
+} kl_pragma_info;
+
+/* Fills *out for a #pragma line (a KL_TOK_PP token index); returns 0 when tok
+ * is not one. */
+int kl_pragma_info_get(kl_unit *u, uint32_t tok, kl_pragma_info *out);
+/* The #pragma lines directly before node n's first token that is no
+ * #pragma line (only trivia between, no other directive): tokens *first ..
+ * *first + count - 1, pragma lines at the start of n's own range included.
+ * Returns the count. Statements, functions and declarations have them, not
+ * the parts they begin (an expression, a type, the DECL of a DECL_STMT).
+ * Independent of how the parser attached the pragma: as a sibling, a child
+ * or inside the statement. */
+uint32_t kl_pragmas_before(const kl_unit *u, uint32_t n, uint32_t *first);
+/* Where a new #pragma line for node n goes: the start of n's line, with n's
+ * indentation (prefix "", indent, suffix "\n", or "\r\n" when the line
+ * before ends so), or, when n does not begin its line, just before n
+ * (prefix "\n", suffix "\n"). */
+void kl_pragma_insert_point(const kl_unit *u, uint32_t n, kl_insert_point *out);
+
+typedef struct kl_launch_bounds_info {
+  uint8_t present;
+  uint8_t nargs;            /* arguments written (only the first 3 are kept) */
+  uint8_t known[3];
+  uint32_t count;           /* __launch_bounds__ in the function's head     */
+  uint32_t keyword_tok;     /* the first one's keyword, or KL_NONE           */
+  kl_byte_span whole;       /* "__launch_bounds__" through ")"               */
+  kl_byte_span remove;      /* what to delete to drop it: whole, with the
+                               blanks before it (or, when none, after it)    */
+  kl_byte_span inner;       /* between the parentheses, blanks included      */
+  kl_byte_span arg[3];      /* max threads per block, min blocks per SM, max
+                               cluster size: first to last token of each     */
+  int64_t value[3];         /* when known[i]                                 */
+  kl_insert_point insert;   /* where " __launch_bounds__(...)" goes: after
+                               the return type (prefix " "); off KL_NONE
+                               when present or without a return type         */
+} kl_launch_bounds_info;
+
+/* Fills *out for a KL_N_FUNCTION; returns 0 when fn is not one. */
+int kl_launch_bounds_get(kl_unit *u, uint32_t fn, kl_launch_bounds_info *out);
+
+typedef struct kl_param_sites {
+  kl_param_info info;
+  uint32_t const_tok;       /* the `const` of the base type (before the first
+                               '*', '&' or '('), else KL_NONE               */
+  uint32_t restrict_tok;    /* the first __restrict__/__restrict/restrict   */
+  uint32_t stars;           /* '*' in the declarator (arrays not counted)    */
+  kl_byte_span const_remove;    /* kl_token_removal of const_tok           */
+  kl_byte_span restrict_remove; /* likewise for restrict_tok                 */
+  kl_insert_point const_insert;    /* "const" before the base type (suffix
+                                      " "); KL_NONE with a const there      */
+  kl_insert_point restrict_insert; /* "__restrict__" before the name (suffix
+                                      " "), or after the last '*' when
+                                      unnamed (prefix " "); KL_NONE when
+                                      present or not a pointer              */
+} kl_param_sites;
+
+/* Fills *out for a KL_N_PARAM; returns 0 when param is not one. Adding with
+ * an insert point and deleting the matching *_remove span give the text
+ * back byte for byte when the qualifier was followed by one blank. */
+int kl_param_sites_get(const kl_unit *u, uint32_t param, kl_param_sites *out);
+
+enum {                      /* kl_decl_qualifier() bits                     */
+  KL_DQ_SHARED = 1, KL_DQ_CONSTANT = 2, KL_DQ_DEVICE = 4, KL_DQ_STATIC = 8,
+  KL_DQ_CONSTEXPR = 16, KL_DQ_EXTERN = 32, KL_DQ_CONST = 64, KL_DQ_VOLATILE = 128,
+  KL_DQ_MANAGED = 256, KL_DQ_INLINE = 512
+};
+/* The KL_DQ_* bit of token i when it is a storage or cv qualifier of a
+ * declaration (`__managed__` included), else 0. */
+uint32_t kl_decl_qualifier(const kl_unit *u, uint32_t i);
+/* The base type of a KL_N_TYPE: its tokens without qualifiers, attributes
+ * (__align__(16)) and trailing '*' / '&' / cv, as a token range [*b, *e);
+ * returns 0 (and *b = *e) when nothing is left. */
+int kl_type_base(const kl_unit *u, uint32_t type, uint32_t *b, uint32_t *e);
+
+/* What to delete to drop token i (a qualifier): the token and one blank
+ * after it, or, when none follows, one blank before it; the inverse of
+ * inserting "const " before a word or " __restrict__" after a '*'. */
+kl_byte_span kl_token_removal(const kl_unit *u, uint32_t i);
+
+/* kl_eval_tokens with only the constants defined before byte `off` visible:
+ * what the preprocessor sees at that point when a name is redefined later. */
+int kl_eval_tokens_before(kl_unit *u, const kl_token *t, uint32_t b, uint32_t e,
+                          const char *src, uint32_t off, int64_t *value);
+
 #endif

@@ -1,0 +1,25 @@
+/* The structured edit API of kl.source (engine/lua/source_edit.c): the
+ * methods that read and locate #define lines, __launch_bounds__, parameter
+ * qualifiers, template arguments, #pragma lines and declarations. The API
+ * is documented at the top of engine/lua/source.c with the rest of
+ * kl.source. */
+#ifndef KL_LUA_SOURCE_EDIT_H
+#define KL_LUA_SOURCE_EDIT_H
+
+#include <stdint.h>
+
+#include <lua.h>
+
+#include "source/source.h"
+
+/* Adds the edit methods to the method table of units (unit_methods) or of
+ * nodes (node_methods) at that stack index; call each once from
+ * luaopen_kl_source, after kl.source's own methods. */
+void kl_lua_source_edit_unit_methods(lua_State *L, int unit_methods);
+void kl_lua_source_edit_node_methods(lua_State *L, int node_methods);
+
+/* Adds the edit sites of parameter `param` (the spans and insertion points
+ * documented for fn:params()) to the table on the stack top. */
+void kl_lua_push_param_sites(lua_State *L, const kl_unit *u, uint32_t param);
+
+#endif
