@@ -25,20 +25,13 @@ local function lineage_files()
   return files
 end
 
--- A local splice (match.splice is being written elsewhere): edits
--- { begin, end, text } with 1-based inclusive positions, insertion when
--- end = begin - 1; applied bottom-up; overlaps refused.
+-- The shared splice: edits by 1-based inclusive byte positions, applied
+-- at once, overlaps refused (a refusal fails the test).
+local match = require "klineage.match"
 local function splice(text, edits)
-  local sorted = {}
-  for i, e in ipairs(edits) do sorted[i] = e end
-  table.sort(sorted, function(a, b) return a.begin > b.begin end)
-  for i, e in ipairs(sorted) do
-    assert(e.begin >= 1 and e["end"] >= e.begin - 1 and e["end"] <= #text, "edit out of range")
-    local nxt = sorted[i - 1]
-    assert(not nxt or nxt.begin > e["end"], "overlapping edits")
-    text = text:sub(1, e.begin - 1) .. e.text .. text:sub(e["end"] + 1)
-  end
-  return text
+  local out, failure = match.splice(text, edits)
+  assert(out, failure and failure.message)
+  return out
 end
 
 -- Edits from a span or an insertion point.
