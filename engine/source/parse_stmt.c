@@ -162,8 +162,20 @@ static int semicolon(kl_parser *p) {
   return 1;
 }
 
-/* a statement that is a sub-statement: a failure inside it stays inside */
+/* A sub-statement (a loop's body, THEN, ELSE): a failure inside it stays
+ * inside. `#pragma` lines before it (`for (...)\n#pragma unroll\nfor ...`)
+ * become positional PRAGMA children of the owner, just before the field,
+ * so the field is the real statement and kl_pragma_target (the next
+ * sibling) reaches it. Any other preprocessor line there (#if, #define)
+ * would make the body depend on the preprocessor: the owner fails and is
+ * kept opaque rather than given a body that may be wrong. */
 static int sub_stmt(kl_parser *p, kl_field f) {
+  while (p->t[p->pos].kind == KL_TOK_PP) {
+    if (!is_pragma(p, p->pos)) return 0;
+    kl_p_push(p, preproc(p), KL_F_NONE);
+  }
+  /* nothing left for a body: the pragmas end a block or the file */
+  if (p->pos >= p->end || kl_p_is(p, p->pos, '}')) return 0;
   uint32_t s = kl_p_stmt(p);
   if (s == KL_NONE) return 0;
   kl_p_push(p, s, f);

@@ -161,7 +161,17 @@ typedef enum kl_node_kind {
   KL_N_FOR,             /* fields: INIT?, COND?, STEP?, BODY                 */
   KL_N_WHILE,           /* fields: COND, BODY                                */
   KL_N_DO,              /* fields: BODY, COND                                */
-  KL_N_IF,              /* fields: COND, THEN, ELSE?                         */
+  KL_N_IF,              /* fields: COND, THEN, ELSE?
+                           Sub-statements led by #pragma lines (an unbraced
+                           `for (..)\n#pragma unroll\nfor (..) s;`): each
+                           pragma is a positional (KL_F_NONE) KL_N_PRAGMA
+                           child of the owner (for, range_for, while, do,
+                           if, switch) placed just before the BODY / THEN /
+                           ELSE child it leads, so that field is the real
+                           statement, kl_pragma_target (the next non-pragma
+                           sibling) is that statement and pre-order and token
+                           order hold. Any other preprocessor line before a
+                           sub-statement (#if ...) leaves the owner opaque. */
   KL_N_RETURN,          /* fields: VALUE?                                    */
   KL_N_BREAK,
   KL_N_CONTINUE,
