@@ -14,7 +14,7 @@ int km_kind_is_expr(unsigned kind) {
   case KL_N_POSTFIX: case KL_N_ASSIGN: case KL_N_TERNARY: case KL_N_CALL:
   case KL_N_LAUNCH: case KL_N_INDEX: case KL_N_MEMBER: case KL_N_CAST:
   case KL_N_CXX_CAST: case KL_N_SIZEOF: case KL_N_INIT_LIST: case KL_N_PAREN:
-  case KL_N_LAMBDA:
+  case KL_N_LAMBDA: case KL_N_NEW: case KL_N_DELETE: case KL_N_THROW:
     return 1;
   default:
     return 0;

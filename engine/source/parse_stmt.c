@@ -115,6 +115,7 @@ uint32_t kl_p_decl(kl_parser *p, kl_node_kind wrap) {
       kl_p_push(p, kl_p_finish(p, KL_N_INIT_LIST, imark, open, p->pos), KL_F_VALUE);
     }
     kl_p_push(p, kl_p_finish(p, KL_N_DECLARATOR, dmark, dstart, p->pos), KL_F_DECLARATOR);
+    kl_p_mark_value_word(p, ne - 1);
     if (!kl_p_is(p, p->pos, ',')) break;
     p->pos++;
   }
@@ -194,6 +195,7 @@ static uint32_t range_for(kl_parser *p, uint32_t b, uint32_t close, uint32_t col
     p->pos++;
   if (p->t[p->pos].kind != KL_TOK_IDENT || p->pos + 1 != colon) return KL_NONE;
   kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, p->pos, p->pos + 1), KL_F_NAME);
+  kl_p_mark_value_word(p, p->pos);
   p->pos++;
   kl_p_push(p, kl_p_finish(p, KL_N_DECLARATOR, nmark, nb, p->pos), KL_F_DECLARATOR);
   kl_p_push(p, kl_p_finish(p, KL_N_DECL, dmark, db, p->pos), KL_F_INIT);

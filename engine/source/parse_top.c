@@ -57,8 +57,29 @@ uint32_t kl_p_params(kl_parser *p) {
   if (!kl_p_is(p, open, '(') || close == KL_NONE) return KL_NONE;
   uint32_t mark = p->npend;
   p->pos++;
+  /* Preprocessor lines between parameters are PREPROC children in token
+   * order (`int n\n#if A\n, float *x\n#endif\n)`). Each branch of a
+   * conditional holds its own parameters, so after a directive a parameter
+   * may follow without a comma. */
+  int want_param = 1, saw_pp = 0;
   while (p->pos < close) {
     uint32_t pb = p->pos, pmark = p->npend;
+    if (p->t[pb].kind == KL_TOK_PP) {
+      p->pos++;
+      kl_p_push(p, kl_p_leaf(p, KL_N_PREPROC, pb, pb + 1), KL_F_NONE);
+      saw_pp = 1;
+      continue;
+    }
+    if (!want_param) {
+      if (kl_p_is(p, pb, ',')) {
+        p->pos++;
+        want_param = 1;
+        continue;
+      }
+      if (!saw_pp) goto fail;
+    }
+    want_param = 0;
+    saw_pp = 0;
     if (kl_p_is(p, pb, KL_P3('.', '.', '.'))) {
       p->pos++;
     } else {
@@ -70,6 +91,7 @@ uint32_t kl_p_params(kl_parser *p) {
       if (kl_p_is(p, p->pos, KL_P3('.', '.', '.'))) p->pos++;
       if (p->t[p->pos].kind == KL_TOK_IDENT) {
         kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, p->pos, p->pos + 1), KL_F_NAME);
+        kl_p_mark_value_word(p, p->pos);
         p->pos++;
       } else if (kl_p_is(p, p->pos, '(') && p->t[p->pos].match != KL_NONE) {
         /* pointer to array or function: float (*tile)[32], void (*fn)(int) */
@@ -79,6 +101,7 @@ uint32_t kl_p_params(kl_parser *p) {
           i++;
         if (i + 1 != close || p->t[i].kind != KL_TOK_IDENT || i == p->pos + 1) goto fail;
         kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, i, i + 1), KL_F_NAME);
+        kl_p_mark_value_word(p, i);
         p->pos = close + 1;
         if (kl_p_is(p, p->pos, '(') && p->t[p->pos].match != KL_NONE)
           p->pos = p->t[p->pos].match + 1;
@@ -93,9 +116,6 @@ uint32_t kl_p_params(kl_parser *p) {
       }
     }
     kl_p_push(p, kl_p_finish(p, KL_N_PARAM, pmark, pb, p->pos), KL_F_NONE);
-    if (p->pos == close) break;
-    if (!kl_p_is(p, p->pos, ',')) goto fail;
-    p->pos++;
   }
   if (p->pos != close) goto fail;
   p->pos = close + 1;
@@ -125,6 +145,7 @@ static uint32_t template_header(kl_parser *p) {
     kl_p_push(p, kl_p_type(p, e), KL_F_TYPE);
     if (p->t[p->pos].kind == KL_TOK_IDENT) {
       if (is_typename) kl_p_mark_type_word(p, p->pos);
+      else kl_p_mark_value_word(p, p->pos);
       kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, p->pos, p->pos + 1), KL_F_NAME);
       p->pos++;
     }
@@ -289,6 +310,8 @@ static uint32_t function_rest(kl_parser *p, uint32_t start, uint32_t mark, uint3
       goto fail;
     p->pos = kl_p_skip_group(p, p->pos);
   }
+  /* the name is a value before the body: recursion, (f)(x) */
+  if (kl_p_is(p, p->pos, '{') || kl_p_is(p, p->pos, ';')) kl_p_mark_value_word(p, ne - 1);
   if (kl_p_is(p, p->pos, '{')) {
     uint32_t body = kl_p_compound(p);
     if (body == KL_NONE) goto fail;
@@ -440,6 +463,33 @@ uint32_t kl_p_item(kl_parser *p) {
   return n;
 }
 
+/* `#define NAME 128`, `#define NAME (4 * 32)`, `#define NAME -1`: NAME is
+ * a value wherever it is used (a cast is not meant by `(NAME) * 2`). Any
+ * other body (a type, an expression of names) tells nothing. The lexer
+ * keeps a directive as one token, so this reads its text. */
+static void mark_defined_numbers(kl_parser *p) {
+  const char *src = p->u->src;
+  for (uint32_t i = 0; i < p->end; i++) {
+    const kl_token *t = &p->t[i];
+    if (t->kind != KL_TOK_PP) continue;
+    const char *s = src + t->off + 1, *e = src + t->off + t->len;
+    while (s < e && (*s == ' ' || *s == '\t')) s++;
+    if (e - s < 7 || memcmp(s, "define", 6) != 0 || (s[6] != ' ' && s[6] != '\t')) continue;
+    s += 7;
+    while (s < e && (*s == ' ' || *s == '\t')) s++;
+    const char *n = s;
+    while (s < e && (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                     (*s >= '0' && *s <= '9')))
+      s++;
+    const char *ne = s;
+    if (s == n || s == e || (*s != ' ' && *s != '\t')) continue; /* function-like or empty */
+    while (s < e && (*s == ' ' || *s == '\t' || *s == '(' || *s == '-')) s++;
+    if (s == e || *s < '0' || *s > '9') continue;
+    uint32_t w = kl_unit_word(p->u, n, (size_t)(ne - n));
+    if (w != KL_NONE) p->type_word[w] |= KL_W_VALUE;
+  }
+}
+
 int kl_parse(kl_unit *u) {
   kl_parser p;
   memset(&p, 0, sizeof p);
@@ -450,8 +500,9 @@ int kl_parse(kl_unit *u) {
   if (!p.type_word) return 0;
   for (size_t k = 0; k < sizeof known_types / sizeof known_types[0]; k++) {
     uint32_t w = kl_unit_word(u, known_types[k], strlen(known_types[k]));
-    if (w != KL_NONE) p.type_word[w] = 1;
+    if (w != KL_NONE) p.type_word[w] = KL_W_TYPE;
   }
+  mark_defined_numbers(&p);
   uint32_t mark = 0;
   while (p.pos < p.end && !p.oom) kl_p_push(&p, kl_p_item(&p), KL_F_NONE);
   uint32_t root = kl_p_finish(&p, KL_N_UNIT, mark, 0, u->ntokens);

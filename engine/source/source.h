@@ -105,6 +105,9 @@ typedef enum kl_kw {
   KL_KW_LAUNCH_BOUNDS,       /* __launch_bounds__ */
   KL_KW_ALIGN,               /* __align__, alignas */
   KL_KW_ATTRIBUTE,           /* __attribute__, __declspec */
+  KL_KW_THROW,               /* throw */
+  KL_KW_GRID_CONSTANT,       /* __grid_constant__ (CUDA 11.7+): a parameter
+                                specifier, part of the parameter's TYPE     */
   KL_KW__COUNT
 } kl_kw;
 
@@ -139,7 +142,11 @@ typedef enum kl_node_kind {
   KL_N_UNIT = 0,        /* translation unit, node 0                          */
   /* top level and declarations */
   KL_N_FUNCTION,        /* fields: TEMPLATE?, QUALIFIERS? , TYPE, NAME, PARAMS, BODY? */
-  KL_N_PARAM_LIST,      /* children: PARAM...                                */
+  KL_N_PARAM_LIST,      /* children: PARAM..., and PREPROC for preprocessor
+                           lines between parameters (#if/#else/#endif), in
+                           token order; the parameters of every branch of a
+                           conditional are listed (fn:params() skips the
+                           PREPROC children)                                 */
   KL_N_PARAM,           /* fields: TYPE, NAME?, VALUE? (default argument);
                            float (*p)[N] has NAME p                           */
   KL_N_TEMPLATE,        /* template<...> header; children: TEMPLATE_PARAM... */
@@ -147,7 +154,13 @@ typedef enum kl_node_kind {
   KL_N_DECL,            /* declaration: fields TYPE, then DECLARATOR...;
                            typedef/using: no children; after a template
                            header: TEMPLATE then the inner KL_N_DECL         */
-  KL_N_DECLARATOR,      /* fields: NAME, INDEX* (array dims), VALUE? (init)  */
+  KL_N_DECLARATOR,      /* fields: NAME, INDEX* (array dims), VALUE? (init);
+                           direct initialization `T x(a, b);` / `T x{a};`:
+                           VALUE is an INIT_LIST of the arguments. At block
+                           scope `T x(args);` with T not known as a type is
+                           a declaration only when the C++ reading as a
+                           function declaration is ruled out (see
+                           kl_p_starts_decl); else it stays opaque           */
   KL_N_STRUCT,          /* struct/class/union/enum; fields TEMPLATE?, NAME?,
                            BODY? (a COMPOUND of items; for enum a leaf)      */
   KL_N_PREPROC,         /* a preprocessor line (one KL_TOK_PP token)         */
@@ -193,11 +206,20 @@ typedef enum kl_node_kind {
   KL_N_ASSIGN,          /* op in = += -= *= /= %= <<= >>= &= |= ^=; LHS, RHS */
   KL_N_TERNARY,         /* fields COND, THEN, ELSE                           */
   KL_N_CALL,            /* fields CALLEE, TEMPLATE_ARGS?, ARG...; the callee
-                           is a TYPE for functional casts: float(x)          */
+                           is a TYPE for functional casts: float(x). A member
+                           template call obj.f<true, 3>(x) / p->template
+                           g<T>(): CALLEE the MEMBER obj.f, TEMPLATE_ARGS,
+                           ARG...                                            */
   KL_N_LAUNCH,          /* k<<<cfg...>>>(args): CALLEE, CONFIG..., ARG...    */
   KL_N_INDEX,           /* fields OBJECT, INDEX                              */
   KL_N_MEMBER,          /* op '.' or "->"; fields OBJECT, MEMBER (IDENT)     */
-  KL_N_CAST,            /* C-style (T)e: fields TYPE, OPERAND                */
+  KL_N_CAST,            /* C-style (T)e: fields TYPE, OPERAND. (Name)e with
+                           Name not declared in the unit is a cast only when
+                           e starts with a token that cannot continue an
+                           expression (identifier, literal, ! ~ ::, keyword):
+                           `(fp)x`. Before ( - + * & ++ -- it is a PAREN when
+                           Name is declared as a value, a CAST when declared
+                           as a type, else the statement stays opaque        */
   KL_N_CXX_CAST,        /* static_cast<T>(e) etc.: fields TYPE, OPERAND; the
                            keyword is the node's first token                 */
   KL_N_SIZEOF,          /* sizeof/alignof: field TYPE or OPERAND             */
@@ -218,6 +240,16 @@ typedef enum kl_node_kind {
   KL_N_ASM,             /* asm volatile ( ... ); no children                */
   KL_N_RANGE_FOR,       /* for (decl : range) body: fields INIT (a KL_N_DECL
                            without ';'), VALUE (the range), BODY             */
+  /* expressions added later */
+  KL_N_NEW,             /* new [(PLACEMENT...)] TYPE [INDEX]* [(ARG...) or
+                           {ARG...}]: `new float[n]` has TYPE float, INDEX n;
+                           `new (buf) V<int>(1, d)` PLACEMENT buf, TYPE
+                           V<int>, ARG 1, ARG d; op_tok = the `new`
+                           (`::new`: the node starts at the `::`)           */
+  KL_N_DELETE,          /* delete OPERAND / delete[] OPERAND; op is
+                           KL_P2('[', ']') for the array form, else 0; op_tok
+                           = the `delete`                                   */
+  KL_N_THROW,           /* throw [OPERAND]; op_tok = the `throw`             */
   KL_N__COUNT
 } kl_node_kind;
 
@@ -228,6 +260,7 @@ typedef enum kl_field {
   KL_F_INDEX, KL_F_MEMBER, KL_F_TYPE, KL_F_NAME, KL_F_VALUE, KL_F_PARAMS,
   KL_F_TEMPLATE, KL_F_QUALIFIERS, KL_F_TEMPLATE_ARGS, KL_F_CONFIG,
   KL_F_DECLARATOR,
+  KL_F_PLACEMENT,       /* KL_N_NEW: the placement arguments                */
   KL_F__COUNT
 } kl_field;
 

@@ -62,7 +62,9 @@ static void outline(const kl_unit *u, sbuf *b) {
       }
     }
     puts_(b, kl_kind_name((kl_node_kind)nd->kind));
-    if (nd->op && nd->op_tok != KL_NONE) {
+    if (nd->kind == KL_N_DELETE && nd->op) {
+      puts_(b, " []");
+    } else if (nd->op && nd->op_tok != KL_NONE) {
       const kl_token *k = &u->tokens[nd->op_tok];
       puts_(b, " ");
       put(b, u->src + k->off, k->len);
