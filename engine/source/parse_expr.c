@@ -555,6 +555,11 @@ static uint32_t unary(kl_parser *p) {
       int cast = e == close && starts_operand(p, close + 1);
       /* (Name) of a type we were not told about: only where nothing but a
        * cast can be meant */
+      if (kl_p_scan_qualified_name(p, b + 1) == close && !only_starts_operand(p, close + 1)) {
+        /* a name the unit declares both as a type and as a value */
+        if (cast && kl_p_word_is(p, close - 1) == (KL_W_TYPE | KL_W_VALUE))
+          return leave(p, KL_NONE);
+      }
       if (!cast && kl_p_scan_qualified_name(p, b + 1) == close) {
         if (only_starts_operand(p, close + 1)) {
           cast = 1;

@@ -317,7 +317,7 @@ static uint32_t count_of(const kl_unit *u, kl_node_kind k) {
   return n;
 }
 
-static __attribute__((unused)) int text_is(const kl_unit *u, uint32_t n, const char *s) {
+static int text_is(const kl_unit *u, uint32_t n, const char *s) {
   size_t len;
   if (n == KL_NONE) return 0;
   const char *x = kl_node_text(u, n, &len);
@@ -363,6 +363,89 @@ static void test_pragma_shape(test_batch *t) {
   kl_unit_free(u);
 }
 
+static void test_constructs(test_batch *t) {
+  /* #define of a number is a value, of anything else unknown */
+  kl_unit *u = parse("#define N 128\n#define M (-4)\n#define real float\n"
+                     "void f(float x) { a = (N) * 2 + (M) - 1; b = (real) - x; }");
+  INT_EQ(t, count_of(u, KL_N_CAST), 0, "(N) and (M) are not casts");
+  INT_EQ(t, count_of(u, KL_N_PAREN), 2, "(N) and (M) are parenthesized values");
+  INT_EQ(t, count_of(u, KL_N_OPAQUE), 1, "(real) - x: a macro of a type, refused");
+  kl_unit_free(u);
+
+  /* a word declared both ways is ambiguous again */
+  u = parse("typedef int q; void f(int q2) { int q; a = (q) - 1; }");
+  INT_EQ(t, count_of(u, KL_N_CAST), 0, "(q) - 1 with q a type and a variable: no cast");
+  INT_EQ(t, count_of(u, KL_N_OPAQUE), 1, "... and no parenthesized value either");
+  kl_unit_free(u);
+
+  /* __grid_constant__ is part of the type, not of the base type */
+  u = parse("__global__ void k(__grid_constant__ const P p, int *r) {}");
+  uint32_t param = first_of(u, KL_N_PARAM);
+  kl_param_info pi;
+  OK(t, kl_param_info_get(u, param, &pi), "param info");
+  OK(t, pi.is_const && pi.base_tok_begin != KL_NONE && pi.base_tok_end == pi.base_tok_begin + 1,
+     "base type of a __grid_constant__ const P is P");
+  OK(t, text_is(u, pi.type, "__grid_constant__ const P"), "the TYPE keeps the qualifier");
+  kl_unit_free(u);
+
+  /* preprocessor lines in a parameter list */
+  u = parse("__global__ void k(int a\n#if X\n, float *b\n#else\n, double *b\n#endif\n) {}");
+  uint32_t pl = first_of(u, KL_N_PARAM_LIST);
+  INT_EQ(t, u->nodes[pl].child_count, 6, "3 params and 3 directives");
+  INT_EQ(t, count_of(u, KL_N_PARAM), 3, "the parameters of both branches");
+  OK(t, !kl_param_info_get(u, kl_child(u, pl, 1), &pi), "a PREPROC child is no parameter");
+  kl_unit_free(u);
+  u = parse("void k(int a float b) {}");
+  INT_EQ(t, count_of(u, KL_N_FUNCTION), 0, "without a directive, a missing comma is an error");
+  kl_unit_free(u);
+
+  /* member template calls */
+  u = parse("void f() { o.g<true, 3>(x); }");
+  uint32_t call = first_of(u, KL_N_CALL);
+  OK(t, call != KL_NONE && u->nodes[kl_node_field(u, call, KL_F_CALLEE)].kind == KL_N_MEMBER &&
+            kl_node_field(u, call, KL_F_TEMPLATE_ARGS) != KL_NONE,
+     "o.g<true, 3>(x): a call of the member with template arguments");
+  kl_unit_free(u);
+  u = parse("void f() { c = a.b < d > e; }");
+  INT_EQ(t, count_of(u, KL_N_TEMPLATE_ARGS), 0, "a.b < d > e stays comparisons");
+  kl_unit_free(u);
+
+  /* hostile input: truncated constructs keep the round trip and stay bounded */
+  static const char *const hostile[] = {
+      "void f() { x = new", "void f() { x = new int[", "void f() { delete[", "void f() { delete",
+      "void f() { throw", "void f() { a = (fp)", "void f() { a = (x)", "void f() { T x(",
+      "void f() { T x(1", "void k(int a\n#if", "void k(\n#if X\n", "void f() { o.g<1>",
+      "void f() { o.template", "void f() { for(;;)\n#pragma unroll\n#pragma unroll\n",
+      "void f() { if (x)\n#pragma a\n else\n#pragma b\n", "new new new new int",
+      "void f() { p = new (a) ; }", "void f() { p = new (a) (int); }", "::delete ::new",
+      "void f() { x = (a)(b)(c)(d)(e); }", "void f() { do\n#pragma unroll\n while (0); }",
+  };
+  for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+    u = parse(hostile[i]);
+    OK(t, u && round_trips(u, hostile[i], strlen(hostile[i])), hostile[i]);
+    kl_unit_free(u);
+  }
+  /* deep new/delete/throw nesting hits the depth cap, not the C stack */
+  size_t n = 300000;
+  char *deep = malloc(n * 7 + 16);
+  if (deep) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+      memcpy(deep + k, i % 3 == 0 ? "delete " : i % 3 == 1 ? "throw  " : "!(fp)x ", 7);
+      k += 7;
+    }
+    memcpy(deep + k, "p;", 3);
+    u = kl_source_parse(deep, k + 2, "deep.cu");
+    OK(t, u && round_trips(u, deep, k + 2), "300k nested delete/throw round-trips");
+    uint32_t maxd = 0;
+    for (uint32_t q = 0; u && q < u->nnodes; q++)
+      if (u->nodes[q].depth > maxd) maxd = u->nodes[q].depth;
+    OK(t, u && maxd < 4 * KL_SOURCE_MAX_DEPTH, "tree depth stays bounded");
+    kl_unit_free(u);
+    free(deep);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--outline") == 0) {
     size_t len;
@@ -384,5 +467,6 @@ int main(int argc, char **argv) {
   test_golden(&t);
   test_workload_pragmas(&t);
   test_pragma_shape(&t);
+  test_constructs(&t);
   return kl_test_finish(&t);
 }
