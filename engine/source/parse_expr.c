@@ -611,7 +611,11 @@ static uint32_t unary(kl_parser *p) {
     if (kl_p_is(p, p->pos, '(') && p->t[p->pos].match != KL_NONE) {
       uint32_t close = p->t[p->pos].match;
       uint32_t e = kl_p_scan_type(p, p->pos + 1, 0);
-      if (e == close && kl_p_scan_type(p, p->pos + 1, 1) != KL_NONE) {
+      /* sizeof(Name) with Name undeclared: a TYPE (either reading gives
+       * sizeof the same extent; a declared value is an OPERAND) */
+      int name_type = e == close && kl_p_scan_qualified_name(p, p->pos + 1) == close &&
+                      kl_p_word_is(p, close - 1) != KL_W_VALUE;
+      if (e == close && (name_type || kl_p_scan_type(p, p->pos + 1, 1) != KL_NONE)) {
         p->pos++;
         kl_p_push(p, kl_p_type(p, close), KL_F_TYPE);
         p->pos = close + 1;

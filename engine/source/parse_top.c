@@ -377,6 +377,17 @@ uint32_t kl_p_item(kl_parser *p) {
     switch (t->sub) {
     case KL_KW_TEMPLATE: {
       if (!kl_p_is(p, start + 1, '<')) {
+        const kl_token *k = &p->t[start + 1];
+        if (k->kind == KL_TOK_KEYWORD && (k->sub == KL_KW_CLASS || k->sub == KL_KW_STRUCT ||
+                                          k->sub == KL_KW_UNION)) {
+          /* explicit instantiation of a class: template class C<float>; */
+          uint32_t ne = kl_p_scan_qualified_name(p, start + 2);
+          if (ne != KL_NONE && kl_p_is(p, ne, ';')) {
+            p->pos = ne + 1;
+            n = kl_p_leaf(p, KL_N_DECL, start, p->pos);
+          }
+          break;
+        }
         /* explicit instantiation: template __global__ void k<float>(float *); */
         p->pos = start + 1;
         n = function_or_decl(p, start, mark);
@@ -464,9 +475,10 @@ uint32_t kl_p_item(kl_parser *p) {
 }
 
 /* `#define NAME 128`, `#define NAME (4 * 32)`, `#define NAME -1`: NAME is
- * a value wherever it is used (a cast is not meant by `(NAME) * 2`). Any
- * other body (a type, an expression of names) tells nothing. The lexer
- * keeps a directive as one token, so this reads its text. */
+ * a value wherever it is used (a cast is not meant by `(NAME) * 2`);
+ * `#define NAME float` makes NAME a type. Any other body (an expression of
+ * names, a comment after the type) tells nothing. The lexer keeps a
+ * directive as one token, so this reads its text. */
 static void mark_defined_numbers(kl_parser *p) {
   const char *src = p->u->src;
   for (uint32_t i = 0; i < p->end; i++) {
@@ -484,9 +496,28 @@ static void mark_defined_numbers(kl_parser *p) {
     const char *ne = s;
     if (s == n || s == e || (*s != ' ' && *s != '\t')) continue; /* function-like or empty */
     while (s < e && (*s == ' ' || *s == '\t' || *s == '(' || *s == '-')) s++;
-    if (s == e || *s < '0' || *s > '9') continue;
     uint32_t w = kl_unit_word(p->u, n, (size_t)(ne - n));
-    if (w != KL_NONE) p->type_word[w] |= KL_W_VALUE;
+    if (w == KL_NONE) continue;
+    if (s < e && *s >= '0' && *s <= '9') {
+      p->type_word[w] |= KL_W_VALUE;
+      continue;
+    }
+    /* `#define fp float`, `#define real unsigned int`: a type */
+    int words = 0;
+    while (s < e) {
+      const char *b = s;
+      while (s < e && *s >= 'a' && *s <= 'z') s++;
+      kl_kw kw = s > b ? kl_keyword(b, (size_t)(s - b)) : KL_KW_NONE;
+      if (!(kw == KL_KW_FLOAT || kw == KL_KW_DOUBLE || kw == KL_KW_INT ||
+                      kw == KL_KW_UNSIGNED || kw == KL_KW_SIGNED || kw == KL_KW_LONG ||
+                      kw == KL_KW_SHORT || kw == KL_KW_CHAR || kw == KL_KW_BOOL)) {
+        words = 0;
+        break;
+      }
+      words++;
+      while (s < e && (*s == ' ' || *s == '\t')) s++;
+    }
+    if (words) p->type_word[w] |= KL_W_TYPE;
   }
 }
 

@@ -152,7 +152,9 @@ typedef enum kl_node_kind {
   KL_N_TEMPLATE,        /* template<...> header; children: TEMPLATE_PARAM... */
   KL_N_TEMPLATE_PARAM,  /* fields: TYPE (e.g. "int"/"typename"), NAME?, VALUE? */
   KL_N_DECL,            /* declaration: fields TYPE, then DECLARATOR...;
-                           typedef/using: no children; after a template
+                           typedef/using and the explicit instantiation of a
+                           class (template class C<float>;): no children;
+                           after a template
                            header: TEMPLATE then the inner KL_N_DECL         */
   KL_N_DECLARATOR,      /* fields: NAME, INDEX* (array dims), VALUE? (init);
                            direct initialization `T x(a, b);` / `T x{a};`:
@@ -222,7 +224,9 @@ typedef enum kl_node_kind {
                            as a type, else the statement stays opaque        */
   KL_N_CXX_CAST,        /* static_cast<T>(e) etc.: fields TYPE, OPERAND; the
                            keyword is the node's first token                 */
-  KL_N_SIZEOF,          /* sizeof/alignof: field TYPE or OPERAND             */
+  KL_N_SIZEOF,          /* sizeof/alignof: field TYPE or OPERAND;
+                           sizeof(Name) is TYPE unless the unit declares Name
+                           as a value                                        */
   KL_N_TYPE,            /* a type name: "const float *__restrict__", "T",
                            "unsigned long long", "std::vector<int>"          */
   KL_N_INIT_LIST,       /* { a, b, c } / T{...}: TYPE?, ARG...               */

@@ -365,11 +365,16 @@ static void test_pragma_shape(test_batch *t) {
 
 static void test_constructs(test_batch *t) {
   /* #define of a number is a value, of anything else unknown */
-  kl_unit *u = parse("#define N 128\n#define M (-4)\n#define real float\n"
-                     "void f(float x) { a = (N) * 2 + (M) - 1; b = (real) - x; }");
+  kl_unit *u = parse("#define N 128\n#define M (-4)\n#define L(x) 4\n"
+                     "void f(float x) { a = (N) * 2 + (M) - 1; b = (L) - x; }");
   INT_EQ(t, count_of(u, KL_N_CAST), 0, "(N) and (M) are not casts");
   INT_EQ(t, count_of(u, KL_N_PAREN), 2, "(N) and (M) are parenthesized values");
-  INT_EQ(t, count_of(u, KL_N_OPAQUE), 1, "(real) - x: a macro of a type, refused");
+  INT_EQ(t, count_of(u, KL_N_OPAQUE), 1, "(L) - x: a function-like macro tells nothing");
+  kl_unit_free(u);
+  u = parse("#define real unsigned int\n#define fp my_t\n"
+            "void f(float x) { b = (real) - x; }\nvoid g(float x) { c = (fp) - x; }");
+  INT_EQ(t, count_of(u, KL_N_CAST), 1, "(real) - x: real is #defined as a type");
+  INT_EQ(t, count_of(u, KL_N_OPAQUE), 1, "(fp) - x: fp is #defined as a name: refused");
   kl_unit_free(u);
 
   /* a word declared both ways is ambiguous again */
