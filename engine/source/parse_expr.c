@@ -48,16 +48,35 @@ static int binary_prec(uint32_t sub, int *assign) {
 
 static uint32_t unary(kl_parser *p);
 
-/* expr (',' expr)* up to the token `close`; pushes each with field f. */
+/* expr (',' expr)* up to the token `close`; pushes each with field f.
+ * Preprocessor lines between the expressions (`f(a,\n#if X\n b,\n#endif\n
+ * c)`) become positional PREPROC children, as in parameter lists: after a
+ * directive an expression may follow without a comma (the branches of a
+ * conditional each hold their own). */
 static int list_until(kl_parser *p, uint32_t close, kl_field f, int allow_trailing) {
+  int want = 1, saw_pp = 0;
   while (p->pos < close) {
+    uint32_t b = p->pos;
+    if (p->t[b].kind == KL_TOK_PP) {
+      p->pos++;
+      kl_p_push(p, kl_p_leaf(p, KL_N_PREPROC, b, b + 1), KL_F_NONE);
+      saw_pp = 1;
+      continue;
+    }
+    if (!want) {
+      if (kl_p_is(p, b, ',')) {
+        p->pos++;
+        want = 1;
+        if (allow_trailing && p->pos == close) break;
+        continue;
+      }
+      if (!saw_pp) return 0;
+    }
+    want = 0;
+    saw_pp = 0;
     uint32_t e = kl_p_expr(p, KL_PREC_ASSIGN);
     if (e == KL_NONE) return 0;
     kl_p_push(p, e, f);
-    if (p->pos == close) break;
-    if (!kl_p_is(p, p->pos, ',')) return 0;
-    p->pos++;
-    if (allow_trailing && p->pos == close) break;
   }
   return p->pos == close;
 }
@@ -222,8 +241,11 @@ static uint32_t primary(kl_parser *p) {
         p->pos = close + 1;
         return kl_p_finish(p, KL_N_CALL, mark, b, p->pos);
       }
-      if (kl_p_is(p, p->pos, KL_P3('<', '<', '<'))) {
-        /* kernel<T><<<...>>>: the launch sees a callee with template args */
+      if (kl_p_is(p, p->pos, KL_P3('<', '<', '<')) || kl_p_is(p, p->pos, ')') ||
+          kl_p_is(p, p->pos, ',')) {
+        /* kernel<T><<<...>>>: the launch sees a callee with template args;
+         * f(&a, kernel<Real>): a template-id as a value, as an argument
+         * (a '>' before ')' or ',' closes no comparison) */
         uint32_t callee = kl_p_finish(p, KL_N_IDENT, mark, b, p->pos);
         return callee;
       }

@@ -16,6 +16,10 @@ static const char *const known_types[] = {
     "uchar3", "uchar4", "short2", "short4", "ushort2", "ushort4", "long2", "longlong2",
     "ulonglong2", "dim3", "cudaStream_t", "cudaError_t", "cudaEvent_t", "wchar_t",
     "__nv_fp8_e4m3", "__nv_fp8_e5m2", "cuComplex", "cuDoubleComplex", "bool",
+    /* <sys/types.h>, <time.h> and the CUDA libraries' own */
+    "clock_t", "time_t", "uint", "ushort", "ulong", "cudaTextureObject_t",
+    "cudaSurfaceObject_t", "cudaArray_t", "curandState", "curandState_t", "cufftComplex",
+    "cufftReal", "cufftDoubleComplex", "cufftDoubleReal",
 };
 
 static int is_function_specifier(const kl_parser *p, uint32_t i) {

@@ -70,6 +70,8 @@ static uint32_t scan_type_ex(const kl_parser *p, uint32_t i, int *sure) {
     if (t->kind == KL_TOK_KEYWORD && is_decl_specifier_kw(t->sub)) {
       *sure = 1;
       i++;
+      /* extern "C" const uint N = 4; */
+      if (t->sub == KL_KW_EXTERN && p->t[i].kind == KL_TOK_STRING) i++;
       continue;
     }
     if (t->kind == KL_TOK_KEYWORD && is_builtin_type_kw(t->sub)) {

@@ -196,7 +196,9 @@ typedef enum kl_node_kind {
   /* expressions */
   KL_N_IDENT,           /* identifier, possibly qualified (a::b, ::x); a leaf,
                            except a template-id launched as a kernel
-                           (k<T, 4><<<...>>>): fields CALLEE, TEMPLATE_ARGS  */
+                           (k<T, 4><<<...>>>) or passed as a value (an
+                           argument: f(&a, k<Real>)): fields CALLEE,
+                           TEMPLATE_ARGS                                     */
   KL_N_INT_LIT,
   KL_N_FLOAT_LIT,
   KL_N_CHAR_LIT,
@@ -212,7 +214,11 @@ typedef enum kl_node_kind {
                            template call obj.f<true, 3>(x) / p->template
                            g<T>(): CALLEE the MEMBER obj.f, TEMPLATE_ARGS,
                            ARG...                                            */
-  KL_N_LAUNCH,          /* k<<<cfg...>>>(args): CALLEE, CONFIG..., ARG...    */
+  KL_N_LAUNCH,          /* k<<<cfg...>>>(args): CALLEE, CONFIG..., ARG...
+                           (CALL and LAUNCH: preprocessor lines between the
+                           arguments are positional PREPROC children in token
+                           order; the arguments of every branch of a
+                           conditional are listed)                           */
   KL_N_INDEX,           /* fields OBJECT, INDEX                              */
   KL_N_MEMBER,          /* op '.' or "->"; fields OBJECT, MEMBER (IDENT)     */
   KL_N_CAST,            /* C-style (T)e: fields TYPE, OPERAND. (Name)e with
