@@ -478,50 +478,83 @@ uint32_t kl_p_item(kl_parser *p) {
   return n;
 }
 
-/* `#define NAME 128`, `#define NAME (4 * 32)`, `#define NAME -1`: NAME is
- * a value wherever it is used (a cast is not meant by `(NAME) * 2`);
- * `#define NAME float` makes NAME a type. Any other body (an expression of
- * names, a comment after the type) tells nothing. The lexer keeps a
- * directive as one token, so this reads its text. */
+static int ident_char(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* blanks of a directive's text, line continuations included */
+static int blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\'; }
+
+/* `#define fp float`, `#define real unsigned int`: a body of builtin type
+ * keywords only. */
+static int builtin_type_body(const char *s, const char *e) {
+  int words = 0;
+  while (s < e) {
+    const char *b = s;
+    while (s < e && *s >= 'a' && *s <= 'z') s++;
+    kl_kw kw = s > b ? kl_keyword(b, (size_t)(s - b)) : KL_KW_NONE;
+    if (!(kw == KL_KW_FLOAT || kw == KL_KW_DOUBLE || kw == KL_KW_INT || kw == KL_KW_UNSIGNED ||
+          kw == KL_KW_SIGNED || kw == KL_KW_LONG || kw == KL_KW_SHORT || kw == KL_KW_CHAR ||
+          kw == KL_KW_BOOL))
+      return 0;
+    words++;
+    while (s < e && blank(*s)) s++;
+  }
+  return words;
+}
+
+/* What an object-like #define makes its name, from its body [s, e)
+ * (comments cut off): KL_W_VALUE for a number (`128`, `(-4)`), a
+ * parenthesized body (`(BLOCK * 2)`: `((BLOCK * 2)) - 1` subtracts whatever
+ * BLOCK is) or a body with an operator no type has (+ - / % ^ | ! ~ ?);
+ * KL_W_TYPE for builtin type keywords; the word's own kind for a single
+ * name (`#define BM TILE`); else 0, unknown (`float *`, `f(x)`, `A<B>`). */
+static int define_body_kind(const kl_parser *p, const char *s, const char *e) {
+  for (const char *c = s; c + 1 < e; c++)
+    if (c[0] == '/' && (c[1] == '/' || c[1] == '*')) {
+      e = c;
+      break;
+    }
+  while (e > s && blank(e[-1])) e--;
+  if (s == e) return 0;
+  const char *d = s;
+  while (d < e && (blank(*d) || *d == '(' || *d == '-')) d++;
+  if (d < e && *d >= '0' && *d <= '9') return KL_W_VALUE;
+  if (*s == '(') return KL_W_VALUE;
+  for (const char *c = s; c < e; c++)
+    if (*c == '+' || *c == '-' || *c == '/' || *c == '%' || *c == '^' || *c == '|' || *c == '!' ||
+        *c == '~' || *c == '?')
+      return KL_W_VALUE;
+  if (builtin_type_body(s, e)) return KL_W_TYPE;
+  const char *n = s;
+  while (n < e && ident_char(*n)) n++;
+  if (n == e && !(*s >= '0' && *s <= '9')) {
+    uint32_t w = kl_unit_word(p->u, s, (size_t)(e - s));
+    return w != KL_NONE ? p->type_word[w] : 0;
+  }
+  return 0;
+}
+
+/* Object-like #defines, in order, tell what their names are wherever they
+ * are used: `(NAME) * 2` is no cast when NAME is a number. The lexer keeps
+ * a directive as one token, so this reads its text. */
 static void mark_defined_numbers(kl_parser *p) {
   const char *src = p->u->src;
   for (uint32_t i = 0; i < p->end; i++) {
     const kl_token *t = &p->t[i];
     if (t->kind != KL_TOK_PP) continue;
     const char *s = src + t->off + 1, *e = src + t->off + t->len;
-    while (s < e && (*s == ' ' || *s == '\t')) s++;
-    if (e - s < 7 || memcmp(s, "define", 6) != 0 || (s[6] != ' ' && s[6] != '\t')) continue;
+    while (s < e && blank(*s)) s++;
+    if (e - s < 7 || memcmp(s, "define", 6) != 0 || !blank(s[6])) continue;
     s += 7;
-    while (s < e && (*s == ' ' || *s == '\t')) s++;
+    while (s < e && blank(*s)) s++;
     const char *n = s;
-    while (s < e && (*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                     (*s >= '0' && *s <= '9')))
-      s++;
+    while (s < e && ident_char(*s)) s++;
     const char *ne = s;
-    if (s == n || s == e || (*s != ' ' && *s != '\t')) continue; /* function-like or empty */
-    while (s < e && (*s == ' ' || *s == '\t' || *s == '(' || *s == '-')) s++;
+    if (s == n || s == e || !blank(*s)) continue; /* function-like or empty */
+    while (s < e && blank(*s)) s++;
     uint32_t w = kl_unit_word(p->u, n, (size_t)(ne - n));
-    if (w == KL_NONE) continue;
-    if (s < e && *s >= '0' && *s <= '9') {
-      p->type_word[w] |= KL_W_VALUE;
-      continue;
-    }
-    /* `#define fp float`, `#define real unsigned int`: a type */
-    int words = 0;
-    while (s < e) {
-      const char *b = s;
-      while (s < e && *s >= 'a' && *s <= 'z') s++;
-      kl_kw kw = s > b ? kl_keyword(b, (size_t)(s - b)) : KL_KW_NONE;
-      if (!(kw == KL_KW_FLOAT || kw == KL_KW_DOUBLE || kw == KL_KW_INT ||
-                      kw == KL_KW_UNSIGNED || kw == KL_KW_SIGNED || kw == KL_KW_LONG ||
-                      kw == KL_KW_SHORT || kw == KL_KW_CHAR || kw == KL_KW_BOOL)) {
-        words = 0;
-        break;
-      }
-      words++;
-      while (s < e && (*s == ' ' || *s == '\t')) s++;
-    }
-    if (words) p->type_word[w] |= KL_W_TYPE;
+    if (w != KL_NONE) p->type_word[w] |= (uint8_t)define_body_kind(p, s, e);
   }
 }
 

@@ -371,6 +371,14 @@ static void test_constructs(test_batch *t) {
   INT_EQ(t, count_of(u, KL_N_PAREN), 2, "(N) and (M) are parenthesized values");
   INT_EQ(t, count_of(u, KL_N_OPAQUE), 1, "(L) - x: a function-like macro tells nothing");
   kl_unit_free(u);
+  u = parse("#define TILE 16\n#define BK TILE\n#define BM (BLOCK * 2)\n#define BN \\\n 4\n"
+            "#define BO A - 1 // c\n#define PT float *\n#define PC B // (x) - y\n"
+            "void f(float x) { a = (BK) - x + TILE; b = (BM) * x; c = (BN) - x; d = (BO) - x; }\n"
+            "void g(float x) { e = (PT) - x; }\nvoid h(float x) { e = (PC) - x; }");
+  INT_EQ(t, count_of(u, KL_N_PAREN), 4, "#define of a number, an alias of one, a parenthesized "
+         "or operator body, a continued line: values");
+  INT_EQ(t, count_of(u, KL_N_OPAQUE), 2, "#define float * / of a lone name: unknown, refused");
+  kl_unit_free(u);
   u = parse("#define real unsigned int\n#define fp my_t\n"
             "void f(float x) { b = (real) - x; }\nvoid g(float x) { c = (fp) - x; }");
   INT_EQ(t, count_of(u, KL_N_CAST), 1, "(real) - x: real is #defined as a type");
