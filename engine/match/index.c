@@ -29,6 +29,7 @@ int km_kind_is_stmt(unsigned kind) {
   case KL_N_EXPR_STMT: case KL_N_EMPTY_STMT: case KL_N_SWITCH: case KL_N_CASE:
   case KL_N_LABEL: case KL_N_GOTO: case KL_N_ASM: case KL_N_PRAGMA: case KL_N_PREPROC:
   case KL_N_OPAQUE: case KL_N_FUNCTION: case KL_N_DECL: case KL_N_STRUCT: case KL_N_LINKAGE:
+  case KL_N_TRY:
     return 1;
   default:
     return 0;

@@ -335,6 +335,29 @@ static uint32_t keyword_stmt(kl_parser *p, uint32_t b, uint32_t mark, int *handl
     break;
   case KL_KW_ASM:
     return asm_stmt(p, b);
+  case KL_KW_TRY: {
+    p->pos++;
+    uint32_t body = kl_p_compound(p);
+    if (body == KL_NONE) return KL_NONE;
+    kl_p_push(p, body, KL_F_BODY);
+    int handlers = 0;
+    while (kl_p_kw(p, p->pos, KL_KW_CATCH)) {
+      uint32_t cb = p->pos++, cmark = p->npend;
+      uint32_t params = kl_p_params(p);
+      if (params == KL_NONE) return KL_NONE;
+      kl_p_push(p, params, KL_F_PARAMS);
+      uint32_t cbody = kl_p_compound(p);
+      if (cbody == KL_NONE) return KL_NONE;
+      kl_p_push(p, cbody, KL_F_BODY);
+      uint32_t c = kl_p_finish(p, KL_N_CATCH, cmark, cb, p->pos);
+      if (c != KL_NONE) p->nodes[c].op_tok = cb;
+      kl_p_push(p, c, KL_F_NONE);
+      handlers++;
+    }
+    if (!handlers) return KL_NONE;
+    kind = KL_N_TRY;
+    break;
+  }
   case KL_KW_STRUCT: case KL_KW_CLASS: case KL_KW_UNION: case KL_KW_ENUM:
   case KL_KW_TYPEDEF: case KL_KW_USING: case KL_KW_TEMPLATE: case KL_KW_NAMESPACE:
   case KL_KW_PUBLIC: case KL_KW_PRIVATE: case KL_KW_PROTECTED:

@@ -25,6 +25,7 @@ static const char *const kind_names[KL_N__COUNT] = {
     [KL_N_SWITCH] = "switch", [KL_N_CASE] = "case", [KL_N_LABEL] = "label",
     [KL_N_GOTO] = "goto", [KL_N_ASM] = "asm", [KL_N_RANGE_FOR] = "range_for",
     [KL_N_NEW] = "new", [KL_N_DELETE] = "delete", [KL_N_THROW] = "throw",
+    [KL_N_TRY] = "try", [KL_N_CATCH] = "catch",
 };
 
 static const char *const field_names[KL_F__COUNT] = {

@@ -108,6 +108,7 @@ typedef enum kl_kw {
   KL_KW_THROW,               /* throw */
   KL_KW_GRID_CONSTANT,       /* __grid_constant__ (CUDA 11.7+): a parameter
                                 specifier, part of the parameter's TYPE     */
+  KL_KW_TRY, KL_KW_CATCH,
   KL_KW__COUNT
 } kl_kw;
 
@@ -260,6 +261,13 @@ typedef enum kl_node_kind {
                            KL_P2('[', ']') for the array form, else 0; op_tok
                            = the `delete`                                   */
   KL_N_THROW,           /* throw [OPERAND]; op_tok = the `throw`             */
+  /* statements added later */
+  KL_N_TRY,             /* try { } catch (...) { }: field BODY, then one or
+                           more positional KL_N_CATCH children; op_tok = the
+                           `try`                                             */
+  KL_N_CATCH,           /* catch (T &e) { }: fields PARAMS (a PARAM_LIST of
+                           one PARAM; `...` is a PARAM without children),
+                           BODY; op_tok = the `catch`                        */
   KL_N__COUNT
 } kl_node_kind;
 
