@@ -241,6 +241,14 @@ static uint32_t primary(kl_parser *p) {
         p->pos = close + 1;
         return kl_p_finish(p, KL_N_CALL, mark, b, p->pos);
       }
+      if (kl_p_is(p, p->pos, '{') && p->t[p->pos].match != KL_NONE) {
+        /* Name<args>{...}: an initializer list of that type, as T{...} */
+        uint32_t e = p->pos;
+        p->npend = mark;
+        p->pos = b;
+        uint32_t type = kl_p_type(p, e);
+        return init_list(p, b, type);
+      }
       if (kl_p_is(p, p->pos, KL_P3('<', '<', '<')) || kl_p_is(p, p->pos, ')') ||
           kl_p_is(p, p->pos, ',')) {
         /* kernel<T><<<...>>>: the launch sees a callee with template args;

@@ -5,3 +5,7 @@ template <typename T> void run(T &fdwt53, T *p, float *in, float *out, int sx) {
   p->get<T>();
   p->template put<int, 4>(out[0], sx);
 }
+// Name<args>{...}: an initializer list of that type (dmmaTensorCoreGemm)
+__device__ void copy(double2 *dst, double2 *src) {
+  cg::memcpy_async(tile32, dst, src, cuda::aligned_size_t<alignof(double2)>{sizeof(double2) * 4});
+}
