@@ -226,9 +226,14 @@ typedef enum kl_node_kind {
                            Name not declared in the unit is a cast only when
                            e starts with a token that cannot continue an
                            expression (identifier, literal, ! ~ ::, keyword):
-                           `(fp)x`. Before ( - + * & ++ -- it is a PAREN when
-                           Name is declared as a value, a CAST when declared
-                           as a type, else the statement stays opaque        */
+                           `(fp)x`. Before ( - + * & && ++ -- { it is a PAREN
+                           when the unit declares Name as a value only (a
+                           variable, parameter, function, value template
+                           parameter, or an object-like #define of a number
+                           or an expression), a CAST when it declares it as
+                           a type only (typedef, using, struct, template type
+                           parameter, #define of builtin type keywords, a
+                           known CUDA type); else the statement stays opaque */
   KL_N_CXX_CAST,        /* static_cast<T>(e) etc.: fields TYPE, OPERAND; the
                            keyword is the node's first token                 */
   KL_N_SIZEOF,          /* sizeof/alignof: field TYPE or OPERAND;
@@ -236,7 +241,8 @@ typedef enum kl_node_kind {
                            as a value                                        */
   KL_N_TYPE,            /* a type name: "const float *__restrict__", "T",
                            "unsigned long long", "std::vector<int>"          */
-  KL_N_INIT_LIST,       /* { a, b, c } / T{...}: TYPE?, ARG...               */
+  KL_N_INIT_LIST,       /* { a, b, c } / T{...}: TYPE?, ARG...; T may be a
+                           template-id: cuda::aligned_size_t<16>{n}          */
   KL_N_PAREN,           /* ( e ): field OPERAND                              */
   KL_N_LAMBDA,          /* [captures](params) ... { body }: PARAMS?, BODY    */
   KL_N_TEMPLATE_ARGS,   /* <...> after a name: children TYPE or expressions;
