@@ -70,3 +70,28 @@ describe("kl.source: new kinds and fields", function()
     expect(p.const):is_true()
   end)
 end)
+
+describe("kl.match over a pragma-led body", function()
+  local match = require "klineage.match"
+  local src = "void f(float *s, const float *a) {\n  for (int k = 0; k < 8; ++k)\n#pragma unroll\n" ..
+              "    for (int j = 0; j < 4; ++j) s[k] += a[j];\n}\n"
+  it("finds the inner loop with its pragma", function()
+    local p = assert(match.compile("#pragma unroll\nfor (int $j = 0; $j < $n; ++$j) $S"))
+    local ms = p:find(src)
+    expect(#ms):equals(1)
+    expect(ms[1].bindings.n.text):equals("4")
+    expect(ms[1].bindings.S.text):equals("s[k] += a[j];")
+  end)
+  it("never binds the outer loop's body to the pragma alone", function()
+    -- with the pragma as the body, $S was "#pragma unroll" and a rewrite
+    -- to $S dropped the inner loop
+    local p = assert(match.compile("for (int $k = 0; $k < 8; ++$k) $S"))
+    for _, m in ipairs(p:find(src)) do
+      expect(m.bindings.S.text):contains("for (int j = 0; j < 4; ++j)")
+    end
+    local q = assert(match.compile("for (int $k = 0; $k < 8; ++$k)\n#pragma unroll\n$S"))
+    local ms = q:find(src)
+    expect(#ms):equals(1)
+    expect(ms[1].bindings.S.text):equals("for (int j = 0; j < 4; ++j) s[k] += a[j];")
+  end)
+end)
