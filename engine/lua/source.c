@@ -818,9 +818,10 @@ static int fn_params(lua_State *L) {
   uint32_t pl = kl_node_field(u, id, KL_F_PARAMS);
   uint32_t n = pl == KL_NONE ? 0 : u->nodes[pl].child_count;
   lua_createtable(L, (int)n, 0);
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0, k = 0; i < n; i++) {
     kl_param_info pi;
-    kl_param_info_get(u, kl_child(u, pl, i), &pi);
+    /* a parameter list may hold preprocessor lines (#if ... #endif) */
+    if (!kl_param_info_get(u, kl_child(u, pl, i), &pi)) continue;
     lua_createtable(L, 0, 18);
     push_node(L, ui, pi.node);
     lua_setfield(L, -2, "node");
@@ -841,7 +842,7 @@ static int fn_params(lua_State *L) {
     set_int(L, "pointer_depth", pi.pointer_depth);
     set_bool(L, "reference", pi.is_reference);
     kl_lua_push_param_sites(L, u, pi.node);
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
+    lua_rawseti(L, -2, (lua_Integer)++k);
   }
   return 1;
 }

@@ -14,7 +14,7 @@ int km_kind_is_expr(unsigned kind) {
   case KL_N_POSTFIX: case KL_N_ASSIGN: case KL_N_TERNARY: case KL_N_CALL:
   case KL_N_LAUNCH: case KL_N_INDEX: case KL_N_MEMBER: case KL_N_CAST:
   case KL_N_CXX_CAST: case KL_N_SIZEOF: case KL_N_INIT_LIST: case KL_N_PAREN:
-  case KL_N_LAMBDA:
+  case KL_N_LAMBDA: case KL_N_NEW: case KL_N_DELETE: case KL_N_THROW:
     return 1;
   default:
     return 0;
@@ -29,6 +29,7 @@ int km_kind_is_stmt(unsigned kind) {
   case KL_N_EXPR_STMT: case KL_N_EMPTY_STMT: case KL_N_SWITCH: case KL_N_CASE:
   case KL_N_LABEL: case KL_N_GOTO: case KL_N_ASM: case KL_N_PRAGMA: case KL_N_PREPROC:
   case KL_N_OPAQUE: case KL_N_FUNCTION: case KL_N_DECL: case KL_N_STRUCT: case KL_N_LINKAGE:
+  case KL_N_TRY:
     return 1;
   default:
     return 0;

@@ -41,7 +41,10 @@ typedef struct kl_parser {
   int too_deep;                /* set when the cap was hit; cleared by recovery */
   int oom;
 
-  /* names known to be types: words (unit word ids) flagged here */
+  /* what the unit declares each word (unit word id) to be: KL_W_TYPE
+   * (struct, typedef, using, template type parameter, known CUDA types),
+   * KL_W_VALUE (a variable, parameter, function, value template parameter
+   * or a #define of a number). A word may be both (shadowing). */
   uint8_t *type_word;          /* [u->nwords]                             */
 } kl_parser;
 
@@ -63,8 +66,12 @@ uint32_t kl_p_skip_group(const kl_parser *p, uint32_t i); /* past a bracket grou
 /* Past the '>' that closes the template '<' at open. A '>>' closing two
  * levels (A<B<int>>) ends the inner list AT the '>>', the outer after it. */
 uint32_t kl_p_angle_end(const kl_parser *p, uint32_t open);
+enum { KL_W_TYPE = 1, KL_W_VALUE = 2 };
 int kl_p_is_type_word(const kl_parser *p, uint32_t i);
 void kl_p_mark_type_word(kl_parser *p, uint32_t i);
+/* KL_W_* bits of the word of token i (0 when it is no word). */
+int kl_p_word_is(const kl_parser *p, uint32_t i);
+void kl_p_mark_value_word(kl_parser *p, uint32_t i);
 
 /* parse_type.c */
 uint32_t kl_p_scan_type(const kl_parser *p, uint32_t i, int strict); /* end or KL_NONE */

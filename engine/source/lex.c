@@ -44,7 +44,8 @@ static const struct {
     {"__forceinline__", KL_KW_FORCEINLINE}, {"__noinline__", KL_KW_FORCEINLINE},
     {"__launch_bounds__", KL_KW_LAUNCH_BOUNDS}, {"__align__", KL_KW_ALIGN},
     {"alignas", KL_KW_ALIGN}, {"__attribute__", KL_KW_ATTRIBUTE},
-    {"__declspec", KL_KW_ATTRIBUTE},
+    {"__declspec", KL_KW_ATTRIBUTE}, {"throw", KL_KW_THROW},
+    {"__grid_constant__", KL_KW_GRID_CONSTANT}, {"try", KL_KW_TRY}, {"catch", KL_KW_CATCH},
 };
 
 #define KW_SLOTS 512

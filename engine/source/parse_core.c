@@ -118,10 +118,20 @@ uint32_t kl_p_angle_end(const kl_parser *p, uint32_t open) {
 
 int kl_p_is_type_word(const kl_parser *p, uint32_t i) {
   uint32_t w = p->t[i].word;
-  return w != KL_NONE && p->type_word[w];
+  return w != KL_NONE && (p->type_word[w] & KL_W_TYPE);
 }
 
 void kl_p_mark_type_word(kl_parser *p, uint32_t i) {
   uint32_t w = p->t[i].word;
-  if (w != KL_NONE) p->type_word[w] = 1;
+  if (w != KL_NONE) p->type_word[w] |= KL_W_TYPE;
+}
+
+int kl_p_word_is(const kl_parser *p, uint32_t i) {
+  uint32_t w = p->t[i].word;
+  return w != KL_NONE ? p->type_word[w] : 0;
+}
+
+void kl_p_mark_value_word(kl_parser *p, uint32_t i) {
+  uint32_t w = p->t[i].word;
+  if (w != KL_NONE && p->t[i].kind == KL_TOK_IDENT) p->type_word[w] |= KL_W_VALUE;
 }

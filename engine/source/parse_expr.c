@@ -48,16 +48,35 @@ static int binary_prec(uint32_t sub, int *assign) {
 
 static uint32_t unary(kl_parser *p);
 
-/* expr (',' expr)* up to the token `close`; pushes each with field f. */
+/* expr (',' expr)* up to the token `close`; pushes each with field f.
+ * Preprocessor lines between the expressions (`f(a,\n#if X\n b,\n#endif\n
+ * c)`) become positional PREPROC children, as in parameter lists: after a
+ * directive an expression may follow without a comma (the branches of a
+ * conditional each hold their own). */
 static int list_until(kl_parser *p, uint32_t close, kl_field f, int allow_trailing) {
+  int want = 1, saw_pp = 0;
   while (p->pos < close) {
+    uint32_t b = p->pos;
+    if (p->t[b].kind == KL_TOK_PP) {
+      p->pos++;
+      kl_p_push(p, kl_p_leaf(p, KL_N_PREPROC, b, b + 1), KL_F_NONE);
+      saw_pp = 1;
+      continue;
+    }
+    if (!want) {
+      if (kl_p_is(p, b, ',')) {
+        p->pos++;
+        want = 1;
+        if (allow_trailing && p->pos == close) break;
+        continue;
+      }
+      if (!saw_pp) return 0;
+    }
+    want = 0;
+    saw_pp = 0;
     uint32_t e = kl_p_expr(p, KL_PREC_ASSIGN);
     if (e == KL_NONE) return 0;
     kl_p_push(p, e, f);
-    if (p->pos == close) break;
-    if (!kl_p_is(p, p->pos, ',')) return 0;
-    p->pos++;
-    if (allow_trailing && p->pos == close) break;
   }
   return p->pos == close;
 }
@@ -222,8 +241,19 @@ static uint32_t primary(kl_parser *p) {
         p->pos = close + 1;
         return kl_p_finish(p, KL_N_CALL, mark, b, p->pos);
       }
-      if (kl_p_is(p, p->pos, KL_P3('<', '<', '<'))) {
-        /* kernel<T><<<...>>>: the launch sees a callee with template args */
+      if (kl_p_is(p, p->pos, '{') && p->t[p->pos].match != KL_NONE) {
+        /* Name<args>{...}: an initializer list of that type, as T{...} */
+        uint32_t e = p->pos;
+        p->npend = mark;
+        p->pos = b;
+        uint32_t type = kl_p_type(p, e);
+        return init_list(p, b, type);
+      }
+      if (kl_p_is(p, p->pos, KL_P3('<', '<', '<')) || kl_p_is(p, p->pos, ')') ||
+          kl_p_is(p, p->pos, ',')) {
+        /* kernel<T><<<...>>>: the launch sees a callee with template args;
+         * f(&a, kernel<Real>): a template-id as a value, as an argument
+         * (a '>' before ')' or ',' closes no comparison) */
         uint32_t callee = kl_p_finish(p, KL_N_IDENT, mark, b, p->pos);
         return callee;
       }
@@ -373,6 +403,20 @@ static uint32_t postfix(kl_parser *p, uint32_t e) {
         p->nodes[e].op = t->sub;
         p->nodes[e].op_tok = op;
       }
+      /* obj.f<true, 3>(x), p->template g<T>(): a call with template
+       * arguments (the '<' was balanced as a template bracket) */
+      if (e != KL_NONE && kl_p_is(p, p->pos, '<') && (p->t[p->pos].flags & KL_TF_ANGLE)) {
+        kl_p_push(p, e, KL_F_CALLEE);
+        uint32_t ta = kl_p_template_args(p);
+        if (ta == KL_NONE) goto fail;
+        kl_p_push(p, ta, KL_F_TEMPLATE_ARGS);
+        if (!kl_p_is(p, p->pos, '(') || p->t[p->pos].match == KL_NONE) goto fail;
+        uint32_t close = p->t[p->pos].match;
+        p->pos++;
+        if (!list_until(p, close, KL_F_ARG, 0)) goto fail;
+        p->pos = close + 1;
+        e = kl_p_finish(p, KL_N_CALL, mark, b, p->pos);
+      }
       break;
     }
     case KL_P2('+', '+'): case KL_P2('-', '-'): {
@@ -415,6 +459,102 @@ static int starts_operand(const kl_parser *p, uint32_t i) {
   }
 }
 
+/* Can the token at i only begin an operand, never continue an expression?
+ * Then `(Name)` before it is a C-style cast even when Name is declared in a
+ * header we never see: `(fp)x`, `(real)1.0`, `(uint)ceil(d)`, `(T)!b`.
+ * An identifier or a literal cannot follow a parenthesized expression, nor
+ * can ! ~ :: or a keyword that starts an operand. Left out on purpose:
+ * `(` (`(f)(x)` calls f), `-` `+` `*` `&` (`(a) - b` subtracts), `++` `--`
+ * (`(a)++`), `{` and `[`: there `(Name)` stays a parenthesized expression
+ * unless Name is known to be a type (see kl_p_scan_type's strict mode). */
+static int only_starts_operand(const kl_parser *p, uint32_t i) {
+  const kl_token *t = &p->t[i];
+  switch (t->kind) {
+  case KL_TOK_IDENT: case KL_TOK_INT: case KL_TOK_FLOAT: case KL_TOK_CHAR: case KL_TOK_STRING:
+    return 1;
+  case KL_TOK_KEYWORD:
+    switch (t->sub) {
+    case KL_KW_THIS: case KL_KW_TRUE: case KL_KW_FALSE: case KL_KW_NULLPTR: case KL_KW_SIZEOF:
+    case KL_KW_ALIGNOF: case KL_KW_STATIC_CAST: case KL_KW_REINTERPRET_CAST:
+    case KL_KW_CONST_CAST: case KL_KW_DYNAMIC_CAST: case KL_KW_CHAR: case KL_KW_SHORT:
+    case KL_KW_INT: case KL_KW_LONG: case KL_KW_FLOAT: case KL_KW_DOUBLE: case KL_KW_SIGNED:
+    case KL_KW_UNSIGNED: case KL_KW_BOOL: case KL_KW_NEW:
+      return 1;
+    default:
+      return 0;
+    }
+  case KL_TOK_PUNCT:
+    return t->sub == '!' || t->sub == '~' || t->sub == KL_P2(':', ':');
+  default:
+    return 0;
+  }
+}
+
+/* new-expression at the `new` keyword n (b: its first token, `::` for
+ * ::new). The type extends as far as a type can ('*' included), so
+ * `new int *[n]` allocates n pointers; `new (T)` with a parenthesized type
+ * and a placement not followed by a type are refused. */
+static uint32_t new_expr(kl_parser *p, uint32_t b, uint32_t n) {
+  uint32_t mark = p->npend;
+  p->pos = n + 1;
+  if (kl_p_is(p, p->pos, '(')) {
+    uint32_t close = p->t[p->pos].match;
+    if (close == KL_NONE) goto fail;
+    const kl_token *a = &p->t[close + 1];
+    if (a->kind != KL_TOK_IDENT && a->kind != KL_TOK_KEYWORD && !kl_p_is(p, close + 1, KL_P2(':', ':')))
+      goto fail;
+    p->pos++;
+    if (!list_until(p, close, KL_F_PLACEMENT, 0)) goto fail;
+    p->pos = close + 1;
+  }
+  uint32_t e = kl_p_scan_type(p, p->pos, 0);
+  if (e == KL_NONE) goto fail;
+  kl_p_push(p, kl_p_type(p, e), KL_F_TYPE);
+  while (kl_p_is(p, p->pos, '[')) {
+    uint32_t close = p->t[p->pos].match;
+    if (close == KL_NONE) goto fail;
+    p->pos++;
+    uint32_t d = kl_p_expr(p, KL_PREC_COMMA);
+    if (d == KL_NONE || p->pos != close) goto fail;
+    kl_p_push(p, d, KL_F_INDEX);
+    p->pos = close + 1;
+  }
+  if ((kl_p_is(p, p->pos, '(') || kl_p_is(p, p->pos, '{')) && p->t[p->pos].match != KL_NONE) {
+    uint32_t close = p->t[p->pos].match;
+    p->pos++;
+    if (!list_until(p, close, KL_F_ARG, 0)) goto fail;
+    p->pos = close + 1;
+  }
+  uint32_t r = kl_p_finish(p, KL_N_NEW, mark, b, p->pos);
+  if (r != KL_NONE) p->nodes[r].op_tok = n;
+  return r;
+fail:
+  p->npend = mark;
+  return KL_NONE;
+}
+
+/* delete p, delete[] p, ::delete p at the `delete` keyword n */
+static uint32_t delete_expr(kl_parser *p, uint32_t b, uint32_t n) {
+  uint32_t mark = p->npend, op = 0;
+  p->pos = n + 1;
+  if (kl_p_is(p, p->pos, '[') && p->t[p->pos].match == p->pos + 1) {
+    p->pos += 2;
+    op = KL_P2('[', ']');
+  }
+  uint32_t o = unary(p);
+  if (o == KL_NONE) {
+    p->npend = mark;
+    return KL_NONE;
+  }
+  kl_p_push(p, o, KL_F_OPERAND);
+  uint32_t r = kl_p_finish(p, KL_N_DELETE, mark, b, p->pos);
+  if (r != KL_NONE) {
+    p->nodes[r].op = op;
+    p->nodes[r].op_tok = n;
+  }
+  return r;
+}
+
 static uint32_t unary(kl_parser *p) {
   if (!enter(p)) return KL_NONE;
   const kl_token *t = &p->t[p->pos];
@@ -434,11 +574,34 @@ static uint32_t unary(kl_parser *p) {
       }
       return leave(p, n);
     }
+    case KL_P2(':', ':'):
+      if (kl_p_kw(p, b + 1, KL_KW_NEW)) return leave(p, new_expr(p, b, b + 1));
+      if (kl_p_kw(p, b + 1, KL_KW_DELETE)) return leave(p, delete_expr(p, b, b + 1));
+      break;
     case '(': {
       uint32_t close = t->match;
       if (close == KL_NONE) return leave(p, KL_NONE);
       uint32_t e = kl_p_scan_type(p, b + 1, 1);
-      if (e == close && starts_operand(p, close + 1)) {
+      int cast = e == close && starts_operand(p, close + 1);
+      /* (Name) of a type we were not told about: only where nothing but a
+       * cast can be meant */
+      if (kl_p_scan_qualified_name(p, b + 1) == close && !only_starts_operand(p, close + 1)) {
+        /* a name the unit declares both as a type and as a value */
+        if (cast && kl_p_word_is(p, close - 1) == (KL_W_TYPE | KL_W_VALUE))
+          return leave(p, KL_NONE);
+      }
+      if (!cast && kl_p_scan_qualified_name(p, b + 1) == close) {
+        if (only_starts_operand(p, close + 1)) {
+          cast = 1;
+        } else if (starts_operand(p, close + 1) &&
+                   kl_p_word_is(p, close - 1) != KL_W_VALUE) {
+          /* `(x) - y`, `(x)(y)`, `(x) * y`: a parenthesized x only when the
+           * unit declares x as a variable, function or number, a cast only
+           * when it declares x as a type (above); otherwise refused. */
+          return leave(p, KL_NONE);
+        }
+      }
+      if (cast) {
         p->pos = b + 1;
         kl_p_push(p, kl_p_type(p, close), KL_F_TYPE);
         p->pos = close + 1;
@@ -455,13 +618,34 @@ static uint32_t unary(kl_parser *p) {
     default:
       break;
     }
+  } else if (t->kind == KL_TOK_KEYWORD && t->sub == KL_KW_NEW) {
+    return leave(p, new_expr(p, b, b));
+  } else if (t->kind == KL_TOK_KEYWORD && t->sub == KL_KW_DELETE) {
+    return leave(p, delete_expr(p, b, b));
+  } else if (t->kind == KL_TOK_KEYWORD && t->sub == KL_KW_THROW) {
+    /* throw [assignment-expression] */
+    p->pos++;
+    const kl_token *a = &p->t[p->pos];
+    if (!(a->kind == KL_TOK_PUNCT && (a->sub == ';' || a->sub == ')' || a->sub == ',' ||
+                                      a->sub == ':' || a->sub == ']' || a->sub == '}'))) {
+      uint32_t o = kl_p_expr(p, KL_PREC_ASSIGN);
+      if (o == KL_NONE) return leave(p, KL_NONE);
+      kl_p_push(p, o, KL_F_OPERAND);
+    }
+    uint32_t n = kl_p_finish(p, KL_N_THROW, mark, b, p->pos);
+    if (n != KL_NONE) p->nodes[n].op_tok = b;
+    return leave(p, n);
   } else if (t->kind == KL_TOK_KEYWORD && (t->sub == KL_KW_SIZEOF || t->sub == KL_KW_ALIGNOF)) {
     p->pos++;
     if (kl_p_is(p, p->pos, KL_P3('.', '.', '.'))) p->pos++;
     if (kl_p_is(p, p->pos, '(') && p->t[p->pos].match != KL_NONE) {
       uint32_t close = p->t[p->pos].match;
       uint32_t e = kl_p_scan_type(p, p->pos + 1, 0);
-      if (e == close && kl_p_scan_type(p, p->pos + 1, 1) != KL_NONE) {
+      /* sizeof(Name) with Name undeclared: a TYPE (either reading gives
+       * sizeof the same extent; a declared value is an OPERAND) */
+      int name_type = e == close && kl_p_scan_qualified_name(p, p->pos + 1) == close &&
+                      kl_p_word_is(p, close - 1) != KL_W_VALUE;
+      if (e == close && (name_type || kl_p_scan_type(p, p->pos + 1, 1) != KL_NONE)) {
         p->pos++;
         kl_p_push(p, kl_p_type(p, close), KL_F_TYPE);
         p->pos = close + 1;

@@ -115,6 +115,7 @@ uint32_t kl_p_decl(kl_parser *p, kl_node_kind wrap) {
       kl_p_push(p, kl_p_finish(p, KL_N_INIT_LIST, imark, open, p->pos), KL_F_VALUE);
     }
     kl_p_push(p, kl_p_finish(p, KL_N_DECLARATOR, dmark, dstart, p->pos), KL_F_DECLARATOR);
+    kl_p_mark_value_word(p, ne - 1);
     if (!kl_p_is(p, p->pos, ',')) break;
     p->pos++;
   }
@@ -162,8 +163,20 @@ static int semicolon(kl_parser *p) {
   return 1;
 }
 
-/* a statement that is a sub-statement: a failure inside it stays inside */
+/* A sub-statement (a loop's body, THEN, ELSE): a failure inside it stays
+ * inside. `#pragma` lines before it (`for (...)\n#pragma unroll\nfor ...`)
+ * become positional PRAGMA children of the owner, just before the field,
+ * so the field is the real statement and kl_pragma_target (the next
+ * sibling) reaches it. Any other preprocessor line there (#if, #define)
+ * would make the body depend on the preprocessor: the owner fails and is
+ * kept opaque rather than given a body that may be wrong. */
 static int sub_stmt(kl_parser *p, kl_field f) {
+  while (p->t[p->pos].kind == KL_TOK_PP) {
+    if (!is_pragma(p, p->pos)) return 0;
+    kl_p_push(p, preproc(p), KL_F_NONE);
+  }
+  /* nothing left for a body: the pragmas end a block or the file */
+  if (p->pos >= p->end || kl_p_is(p, p->pos, '}')) return 0;
   uint32_t s = kl_p_stmt(p);
   if (s == KL_NONE) return 0;
   kl_p_push(p, s, f);
@@ -182,6 +195,7 @@ static uint32_t range_for(kl_parser *p, uint32_t b, uint32_t close, uint32_t col
     p->pos++;
   if (p->t[p->pos].kind != KL_TOK_IDENT || p->pos + 1 != colon) return KL_NONE;
   kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, p->pos, p->pos + 1), KL_F_NAME);
+  kl_p_mark_value_word(p, p->pos);
   p->pos++;
   kl_p_push(p, kl_p_finish(p, KL_N_DECLARATOR, nmark, nb, p->pos), KL_F_DECLARATOR);
   kl_p_push(p, kl_p_finish(p, KL_N_DECL, dmark, db, p->pos), KL_F_INIT);
@@ -321,6 +335,29 @@ static uint32_t keyword_stmt(kl_parser *p, uint32_t b, uint32_t mark, int *handl
     break;
   case KL_KW_ASM:
     return asm_stmt(p, b);
+  case KL_KW_TRY: {
+    p->pos++;
+    uint32_t body = kl_p_compound(p);
+    if (body == KL_NONE) return KL_NONE;
+    kl_p_push(p, body, KL_F_BODY);
+    int handlers = 0;
+    while (kl_p_kw(p, p->pos, KL_KW_CATCH)) {
+      uint32_t cb = p->pos++, cmark = p->npend;
+      uint32_t params = kl_p_params(p);
+      if (params == KL_NONE) return KL_NONE;
+      kl_p_push(p, params, KL_F_PARAMS);
+      uint32_t cbody = kl_p_compound(p);
+      if (cbody == KL_NONE) return KL_NONE;
+      kl_p_push(p, cbody, KL_F_BODY);
+      uint32_t c = kl_p_finish(p, KL_N_CATCH, cmark, cb, p->pos);
+      if (c != KL_NONE) p->nodes[c].op_tok = cb;
+      kl_p_push(p, c, KL_F_NONE);
+      handlers++;
+    }
+    if (!handlers) return KL_NONE;
+    kind = KL_N_TRY;
+    break;
+  }
   case KL_KW_STRUCT: case KL_KW_CLASS: case KL_KW_UNION: case KL_KW_ENUM:
   case KL_KW_TYPEDEF: case KL_KW_USING: case KL_KW_TEMPLATE: case KL_KW_NAMESPACE:
   case KL_KW_PUBLIC: case KL_KW_PRIVATE: case KL_KW_PROTECTED:

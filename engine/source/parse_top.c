@@ -16,6 +16,10 @@ static const char *const known_types[] = {
     "uchar3", "uchar4", "short2", "short4", "ushort2", "ushort4", "long2", "longlong2",
     "ulonglong2", "dim3", "cudaStream_t", "cudaError_t", "cudaEvent_t", "wchar_t",
     "__nv_fp8_e4m3", "__nv_fp8_e5m2", "cuComplex", "cuDoubleComplex", "bool",
+    /* <sys/types.h>, <time.h> and the CUDA libraries' own */
+    "clock_t", "time_t", "uint", "ushort", "ulong", "cudaTextureObject_t",
+    "cudaSurfaceObject_t", "cudaArray_t", "curandState", "curandState_t", "cufftComplex",
+    "cufftReal", "cufftDoubleComplex", "cufftDoubleReal",
 };
 
 static int is_function_specifier(const kl_parser *p, uint32_t i) {
@@ -57,8 +61,29 @@ uint32_t kl_p_params(kl_parser *p) {
   if (!kl_p_is(p, open, '(') || close == KL_NONE) return KL_NONE;
   uint32_t mark = p->npend;
   p->pos++;
+  /* Preprocessor lines between parameters are PREPROC children in token
+   * order (`int n\n#if A\n, float *x\n#endif\n)`). Each branch of a
+   * conditional holds its own parameters, so after a directive a parameter
+   * may follow without a comma. */
+  int want_param = 1, saw_pp = 0;
   while (p->pos < close) {
     uint32_t pb = p->pos, pmark = p->npend;
+    if (p->t[pb].kind == KL_TOK_PP) {
+      p->pos++;
+      kl_p_push(p, kl_p_leaf(p, KL_N_PREPROC, pb, pb + 1), KL_F_NONE);
+      saw_pp = 1;
+      continue;
+    }
+    if (!want_param) {
+      if (kl_p_is(p, pb, ',')) {
+        p->pos++;
+        want_param = 1;
+        continue;
+      }
+      if (!saw_pp) goto fail;
+    }
+    want_param = 0;
+    saw_pp = 0;
     if (kl_p_is(p, pb, KL_P3('.', '.', '.'))) {
       p->pos++;
     } else {
@@ -70,6 +95,7 @@ uint32_t kl_p_params(kl_parser *p) {
       if (kl_p_is(p, p->pos, KL_P3('.', '.', '.'))) p->pos++;
       if (p->t[p->pos].kind == KL_TOK_IDENT) {
         kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, p->pos, p->pos + 1), KL_F_NAME);
+        kl_p_mark_value_word(p, p->pos);
         p->pos++;
       } else if (kl_p_is(p, p->pos, '(') && p->t[p->pos].match != KL_NONE) {
         /* pointer to array or function: float (*tile)[32], void (*fn)(int) */
@@ -79,6 +105,7 @@ uint32_t kl_p_params(kl_parser *p) {
           i++;
         if (i + 1 != close || p->t[i].kind != KL_TOK_IDENT || i == p->pos + 1) goto fail;
         kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, i, i + 1), KL_F_NAME);
+        kl_p_mark_value_word(p, i);
         p->pos = close + 1;
         if (kl_p_is(p, p->pos, '(') && p->t[p->pos].match != KL_NONE)
           p->pos = p->t[p->pos].match + 1;
@@ -93,9 +120,6 @@ uint32_t kl_p_params(kl_parser *p) {
       }
     }
     kl_p_push(p, kl_p_finish(p, KL_N_PARAM, pmark, pb, p->pos), KL_F_NONE);
-    if (p->pos == close) break;
-    if (!kl_p_is(p, p->pos, ',')) goto fail;
-    p->pos++;
   }
   if (p->pos != close) goto fail;
   p->pos = close + 1;
@@ -125,6 +149,7 @@ static uint32_t template_header(kl_parser *p) {
     kl_p_push(p, kl_p_type(p, e), KL_F_TYPE);
     if (p->t[p->pos].kind == KL_TOK_IDENT) {
       if (is_typename) kl_p_mark_type_word(p, p->pos);
+      else kl_p_mark_value_word(p, p->pos);
       kl_p_push(p, kl_p_leaf(p, KL_N_IDENT, p->pos, p->pos + 1), KL_F_NAME);
       p->pos++;
     }
@@ -289,6 +314,8 @@ static uint32_t function_rest(kl_parser *p, uint32_t start, uint32_t mark, uint3
       goto fail;
     p->pos = kl_p_skip_group(p, p->pos);
   }
+  /* the name is a value before the body: recursion, (f)(x) */
+  if (kl_p_is(p, p->pos, '{') || kl_p_is(p, p->pos, ';')) kl_p_mark_value_word(p, ne - 1);
   if (kl_p_is(p, p->pos, '{')) {
     uint32_t body = kl_p_compound(p);
     if (body == KL_NONE) goto fail;
@@ -354,6 +381,17 @@ uint32_t kl_p_item(kl_parser *p) {
     switch (t->sub) {
     case KL_KW_TEMPLATE: {
       if (!kl_p_is(p, start + 1, '<')) {
+        const kl_token *k = &p->t[start + 1];
+        if (k->kind == KL_TOK_KEYWORD && (k->sub == KL_KW_CLASS || k->sub == KL_KW_STRUCT ||
+                                          k->sub == KL_KW_UNION)) {
+          /* explicit instantiation of a class: template class C<float>; */
+          uint32_t ne = kl_p_scan_qualified_name(p, start + 2);
+          if (ne != KL_NONE && kl_p_is(p, ne, ';')) {
+            p->pos = ne + 1;
+            n = kl_p_leaf(p, KL_N_DECL, start, p->pos);
+          }
+          break;
+        }
         /* explicit instantiation: template __global__ void k<float>(float *); */
         p->pos = start + 1;
         n = function_or_decl(p, start, mark);
@@ -440,6 +478,86 @@ uint32_t kl_p_item(kl_parser *p) {
   return n;
 }
 
+static int ident_char(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* blanks of a directive's text, line continuations included */
+static int blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\\'; }
+
+/* `#define fp float`, `#define real unsigned int`: a body of builtin type
+ * keywords only. */
+static int builtin_type_body(const char *s, const char *e) {
+  int words = 0;
+  while (s < e) {
+    const char *b = s;
+    while (s < e && *s >= 'a' && *s <= 'z') s++;
+    kl_kw kw = s > b ? kl_keyword(b, (size_t)(s - b)) : KL_KW_NONE;
+    if (!(kw == KL_KW_FLOAT || kw == KL_KW_DOUBLE || kw == KL_KW_INT || kw == KL_KW_UNSIGNED ||
+          kw == KL_KW_SIGNED || kw == KL_KW_LONG || kw == KL_KW_SHORT || kw == KL_KW_CHAR ||
+          kw == KL_KW_BOOL))
+      return 0;
+    words++;
+    while (s < e && blank(*s)) s++;
+  }
+  return words;
+}
+
+/* What an object-like #define makes its name, from its body [s, e)
+ * (comments cut off): KL_W_VALUE for a number (`128`, `(-4)`), a
+ * parenthesized body (`(BLOCK * 2)`: `((BLOCK * 2)) - 1` subtracts whatever
+ * BLOCK is) or a body with an operator no type has (+ - / % ^ | ! ~ ?);
+ * KL_W_TYPE for builtin type keywords; the word's own kind for a single
+ * name (`#define BM TILE`); else 0, unknown (`float *`, `f(x)`, `A<B>`). */
+static int define_body_kind(const kl_parser *p, const char *s, const char *e) {
+  for (const char *c = s; c + 1 < e; c++)
+    if (c[0] == '/' && (c[1] == '/' || c[1] == '*')) {
+      e = c;
+      break;
+    }
+  while (e > s && blank(e[-1])) e--;
+  if (s == e) return 0;
+  const char *d = s;
+  while (d < e && (blank(*d) || *d == '(' || *d == '-')) d++;
+  if (d < e && *d >= '0' && *d <= '9') return KL_W_VALUE;
+  if (*s == '(') return KL_W_VALUE;
+  for (const char *c = s; c < e; c++)
+    if (*c == '+' || *c == '-' || *c == '/' || *c == '%' || *c == '^' || *c == '|' || *c == '!' ||
+        *c == '~' || *c == '?')
+      return KL_W_VALUE;
+  if (builtin_type_body(s, e)) return KL_W_TYPE;
+  const char *n = s;
+  while (n < e && ident_char(*n)) n++;
+  if (n == e && !(*s >= '0' && *s <= '9')) {
+    uint32_t w = kl_unit_word(p->u, s, (size_t)(e - s));
+    return w != KL_NONE ? p->type_word[w] : 0;
+  }
+  return 0;
+}
+
+/* Object-like #defines, in order, tell what their names are wherever they
+ * are used: `(NAME) * 2` is no cast when NAME is a number. The lexer keeps
+ * a directive as one token, so this reads its text. */
+static void mark_defined_numbers(kl_parser *p) {
+  const char *src = p->u->src;
+  for (uint32_t i = 0; i < p->end; i++) {
+    const kl_token *t = &p->t[i];
+    if (t->kind != KL_TOK_PP) continue;
+    const char *s = src + t->off + 1, *e = src + t->off + t->len;
+    while (s < e && blank(*s)) s++;
+    if (e - s < 7 || memcmp(s, "define", 6) != 0 || !blank(s[6])) continue;
+    s += 7;
+    while (s < e && blank(*s)) s++;
+    const char *n = s;
+    while (s < e && ident_char(*s)) s++;
+    const char *ne = s;
+    if (s == n || s == e || !blank(*s)) continue; /* function-like or empty */
+    while (s < e && blank(*s)) s++;
+    uint32_t w = kl_unit_word(p->u, n, (size_t)(ne - n));
+    if (w != KL_NONE) p->type_word[w] |= (uint8_t)define_body_kind(p, s, e);
+  }
+}
+
 int kl_parse(kl_unit *u) {
   kl_parser p;
   memset(&p, 0, sizeof p);
@@ -450,8 +568,9 @@ int kl_parse(kl_unit *u) {
   if (!p.type_word) return 0;
   for (size_t k = 0; k < sizeof known_types / sizeof known_types[0]; k++) {
     uint32_t w = kl_unit_word(u, known_types[k], strlen(known_types[k]));
-    if (w != KL_NONE) p.type_word[w] = 1;
+    if (w != KL_NONE) p.type_word[w] = KL_W_TYPE;
   }
+  mark_defined_numbers(&p);
   uint32_t mark = 0;
   while (p.pos < p.end && !p.oom) kl_p_push(&p, kl_p_item(&p), KL_F_NONE);
   uint32_t root = kl_p_finish(&p, KL_N_UNIT, mark, 0, u->ntokens);

@@ -20,7 +20,7 @@ static int is_decl_specifier_kw(uint32_t kw) {
   case KL_KW_CONST: case KL_KW_VOLATILE: case KL_KW_STATIC: case KL_KW_CONSTEXPR:
   case KL_KW_EXTERN: case KL_KW_INLINE: case KL_KW_SHARED: case KL_KW_CONSTANT:
   case KL_KW_DEVICE: case KL_KW_HOST: case KL_KW_GLOBAL: case KL_KW_FORCEINLINE:
-  case KL_KW_RESTRICT: case KL_KW_TYPENAME:
+  case KL_KW_RESTRICT: case KL_KW_TYPENAME: case KL_KW_GRID_CONSTANT:
     return 1;
   default:
     return 0;
@@ -70,6 +70,8 @@ static uint32_t scan_type_ex(const kl_parser *p, uint32_t i, int *sure) {
     if (t->kind == KL_TOK_KEYWORD && is_decl_specifier_kw(t->sub)) {
       *sure = 1;
       i++;
+      /* extern "C" const uint N = 4; */
+      if (t->sub == KL_KW_EXTERN && p->t[i].kind == KL_TOK_STRING) i++;
       continue;
     }
     if (t->kind == KL_TOK_KEYWORD && is_builtin_type_kw(t->sub)) {
@@ -142,6 +144,61 @@ uint32_t kl_p_type(kl_parser *p, uint32_t end) {
   return kl_p_leaf(p, KL_N_TYPE, b, end);
 }
 
+/* Could the argument tokens [b, e) of `T x(..., arg, ...)` be a parameter
+ * declaration (`U`, `U *`, `const U &u`, `U v[4]`, `U = 3`)? Not when it
+ * starts with a literal, an operator or a name the unit declares as a
+ * value, nor when it holds a literal or an operator no declarator has. */
+static int could_be_param(const kl_parser *p, uint32_t b, uint32_t e) {
+  const kl_token *f = &p->t[b];
+  if (f->kind == KL_TOK_IDENT) {
+    if (kl_p_word_is(p, b) == KL_W_VALUE) return 0;
+  } else if (f->kind == KL_TOK_KEYWORD) {
+    if (f->sub == KL_KW_THIS || f->sub == KL_KW_TRUE || f->sub == KL_KW_FALSE ||
+        f->sub == KL_KW_NULLPTR || f->sub == KL_KW_SIZEOF || f->sub == KL_KW_ALIGNOF ||
+        f->sub == KL_KW_NEW || f->sub == KL_KW_STATIC_CAST || f->sub == KL_KW_REINTERPRET_CAST ||
+        f->sub == KL_KW_CONST_CAST || f->sub == KL_KW_DYNAMIC_CAST)
+      return 0;
+  } else if (!kl_p_is(p, b, KL_P2(':', ':'))) {
+    return 0;
+  }
+  for (uint32_t i = b; i < e; i = kl_p_skip_group(p, i)) {
+    const kl_token *t = &p->t[i];
+    if (t->kind == KL_TOK_INT || t->kind == KL_TOK_FLOAT || t->kind == KL_TOK_CHAR ||
+        t->kind == KL_TOK_STRING)
+      return 0;
+    if (t->kind != KL_TOK_PUNCT || (t->flags & KL_TF_ANGLE)) continue;
+    switch (t->sub) {
+    case '*': case '&': case KL_P2('&', '&'): case KL_P2(':', ':'): case '(': case '[':
+    case KL_P3('.', '.', '.'):
+      continue;
+    case '=':
+      return 1; /* a default argument: anything may follow */
+    default:
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* `T x(args);` at block scope with T not known as a type. C++ reads it as
+ * a function declaration whenever it can be one (the most vexing parse):
+ * `T f(U);`, `T f();`, `T f(g(y));` declare functions when U and g are
+ * types. It is a variable only when some argument cannot be a parameter
+ * declaration (`Foo x(1)`, `dim3 g(n / 256, 1)`, `T y(v)` with v a
+ * declared variable); otherwise the statement stays opaque. */
+static int direct_init(const kl_parser *p, uint32_t open) {
+  uint32_t close = p->t[open].match;
+  if (close == KL_NONE || close == open + 1) return 0;
+  if (!kl_p_is(p, close + 1, ';') && !kl_p_is(p, close + 1, ',')) return 0;
+  uint32_t ab = open + 1;
+  for (uint32_t i = ab; i <= close; i = kl_p_skip_group(p, i)) {
+    if (i < close && !kl_p_is(p, i, ',')) continue;
+    if (i == ab || !could_be_param(p, ab, i)) return i > ab;
+    ab = i + 1;
+  }
+  return 0;
+}
+
 /* A declaration starts at i when a type is followed by a declarator name
  * and something only a declarator can be followed by. */
 int kl_p_starts_decl(const kl_parser *p, uint32_t i) {
@@ -161,8 +218,7 @@ int kl_p_starts_decl(const kl_parser *p, uint32_t i) {
   case '=': case ';': case ',': case '[': case '{': case ':':
     return 1;
   case '(':
-    /* `T name(args);` is a declaration only when T is known as a type */
-    return 0;
+    return direct_init(p, e + 1);
   default:
     return 0;
   }

@@ -24,6 +24,8 @@ static const char *const kind_names[KL_N__COUNT] = {
     [KL_N_TEMPLATE_ARGS] = "template_args", [KL_N_OPAQUE] = "opaque",
     [KL_N_SWITCH] = "switch", [KL_N_CASE] = "case", [KL_N_LABEL] = "label",
     [KL_N_GOTO] = "goto", [KL_N_ASM] = "asm", [KL_N_RANGE_FOR] = "range_for",
+    [KL_N_NEW] = "new", [KL_N_DELETE] = "delete", [KL_N_THROW] = "throw",
+    [KL_N_TRY] = "try", [KL_N_CATCH] = "catch",
 };
 
 static const char *const field_names[KL_F__COUNT] = {
@@ -35,7 +37,7 @@ static const char *const field_names[KL_F__COUNT] = {
     [KL_F_NAME] = "name", [KL_F_VALUE] = "value", [KL_F_PARAMS] = "params",
     [KL_F_TEMPLATE] = "template", [KL_F_QUALIFIERS] = "qualifiers",
     [KL_F_TEMPLATE_ARGS] = "template_args", [KL_F_CONFIG] = "config",
-    [KL_F_DECLARATOR] = "declarator",
+    [KL_F_DECLARATOR] = "declarator", [KL_F_PLACEMENT] = "placement",
 };
 
 const char *kl_kind_name(kl_node_kind k) {
@@ -165,7 +167,7 @@ int kl_param_info_get(const kl_unit *u, uint32_t param, kl_param_info *out) {
     if (t->kind == KL_TOK_KEYWORD) {
       if (t->sub == KL_KW_CONST) { out->is_const = 1; continue; }
       if (t->sub == KL_KW_RESTRICT) { out->is_restrict = 1; continue; }
-      if (t->sub == KL_KW_VOLATILE) continue;
+      if (t->sub == KL_KW_VOLATILE || t->sub == KL_KW_GRID_CONSTANT) continue;
     }
     if (t->kind == KL_TOK_PUNCT) {
       if (t->sub == '*') { out->pointer_depth++; continue; }

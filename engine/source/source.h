@@ -105,6 +105,10 @@ typedef enum kl_kw {
   KL_KW_LAUNCH_BOUNDS,       /* __launch_bounds__ */
   KL_KW_ALIGN,               /* __align__, alignas */
   KL_KW_ATTRIBUTE,           /* __attribute__, __declspec */
+  KL_KW_THROW,               /* throw */
+  KL_KW_GRID_CONSTANT,       /* __grid_constant__ (CUDA 11.7+): a parameter
+                                specifier, part of the parameter's TYPE     */
+  KL_KW_TRY, KL_KW_CATCH,
   KL_KW__COUNT
 } kl_kw;
 
@@ -139,15 +143,27 @@ typedef enum kl_node_kind {
   KL_N_UNIT = 0,        /* translation unit, node 0                          */
   /* top level and declarations */
   KL_N_FUNCTION,        /* fields: TEMPLATE?, QUALIFIERS? , TYPE, NAME, PARAMS, BODY? */
-  KL_N_PARAM_LIST,      /* children: PARAM...                                */
+  KL_N_PARAM_LIST,      /* children: PARAM..., and PREPROC for preprocessor
+                           lines between parameters (#if/#else/#endif), in
+                           token order; the parameters of every branch of a
+                           conditional are listed (fn:params() skips the
+                           PREPROC children)                                 */
   KL_N_PARAM,           /* fields: TYPE, NAME?, VALUE? (default argument);
                            float (*p)[N] has NAME p                           */
   KL_N_TEMPLATE,        /* template<...> header; children: TEMPLATE_PARAM... */
   KL_N_TEMPLATE_PARAM,  /* fields: TYPE (e.g. "int"/"typename"), NAME?, VALUE? */
   KL_N_DECL,            /* declaration: fields TYPE, then DECLARATOR...;
-                           typedef/using: no children; after a template
+                           typedef/using and the explicit instantiation of a
+                           class (template class C<float>;): no children;
+                           after a template
                            header: TEMPLATE then the inner KL_N_DECL         */
-  KL_N_DECLARATOR,      /* fields: NAME, INDEX* (array dims), VALUE? (init)  */
+  KL_N_DECLARATOR,      /* fields: NAME, INDEX* (array dims), VALUE? (init);
+                           direct initialization `T x(a, b);` / `T x{a};`:
+                           VALUE is an INIT_LIST of the arguments. At block
+                           scope `T x(args);` with T not known as a type is
+                           a declaration only when the C++ reading as a
+                           function declaration is ruled out (see
+                           kl_p_starts_decl); else it stays opaque           */
   KL_N_STRUCT,          /* struct/class/union/enum; fields TEMPLATE?, NAME?,
                            BODY? (a COMPOUND of items; for enum a leaf)      */
   KL_N_PREPROC,         /* a preprocessor line (one KL_TOK_PP token)         */
@@ -161,7 +177,17 @@ typedef enum kl_node_kind {
   KL_N_FOR,             /* fields: INIT?, COND?, STEP?, BODY                 */
   KL_N_WHILE,           /* fields: COND, BODY                                */
   KL_N_DO,              /* fields: BODY, COND                                */
-  KL_N_IF,              /* fields: COND, THEN, ELSE?                         */
+  KL_N_IF,              /* fields: COND, THEN, ELSE?
+                           Sub-statements led by #pragma lines (an unbraced
+                           `for (..)\n#pragma unroll\nfor (..) s;`): each
+                           pragma is a positional (KL_F_NONE) KL_N_PRAGMA
+                           child of the owner (for, range_for, while, do,
+                           if, switch) placed just before the BODY / THEN /
+                           ELSE child it leads, so that field is the real
+                           statement, kl_pragma_target (the next non-pragma
+                           sibling) is that statement and pre-order and token
+                           order hold. Any other preprocessor line before a
+                           sub-statement (#if ...) leaves the owner opaque. */
   KL_N_RETURN,          /* fields: VALUE?                                    */
   KL_N_BREAK,
   KL_N_CONTINUE,
@@ -171,7 +197,9 @@ typedef enum kl_node_kind {
   /* expressions */
   KL_N_IDENT,           /* identifier, possibly qualified (a::b, ::x); a leaf,
                            except a template-id launched as a kernel
-                           (k<T, 4><<<...>>>): fields CALLEE, TEMPLATE_ARGS  */
+                           (k<T, 4><<<...>>>) or passed as a value (an
+                           argument: f(&a, k<Real>)): fields CALLEE,
+                           TEMPLATE_ARGS                                     */
   KL_N_INT_LIT,
   KL_N_FLOAT_LIT,
   KL_N_CHAR_LIT,
@@ -183,17 +211,38 @@ typedef enum kl_node_kind {
   KL_N_ASSIGN,          /* op in = += -= *= /= %= <<= >>= &= |= ^=; LHS, RHS */
   KL_N_TERNARY,         /* fields COND, THEN, ELSE                           */
   KL_N_CALL,            /* fields CALLEE, TEMPLATE_ARGS?, ARG...; the callee
-                           is a TYPE for functional casts: float(x)          */
-  KL_N_LAUNCH,          /* k<<<cfg...>>>(args): CALLEE, CONFIG..., ARG...    */
+                           is a TYPE for functional casts: float(x). A member
+                           template call obj.f<true, 3>(x) / p->template
+                           g<T>(): CALLEE the MEMBER obj.f, TEMPLATE_ARGS,
+                           ARG...                                            */
+  KL_N_LAUNCH,          /* k<<<cfg...>>>(args): CALLEE, CONFIG..., ARG...
+                           (CALL and LAUNCH: preprocessor lines between the
+                           arguments are positional PREPROC children in token
+                           order; the arguments of every branch of a
+                           conditional are listed)                           */
   KL_N_INDEX,           /* fields OBJECT, INDEX                              */
   KL_N_MEMBER,          /* op '.' or "->"; fields OBJECT, MEMBER (IDENT)     */
-  KL_N_CAST,            /* C-style (T)e: fields TYPE, OPERAND                */
+  KL_N_CAST,            /* C-style (T)e: fields TYPE, OPERAND. (Name)e with
+                           Name not declared in the unit is a cast only when
+                           e starts with a token that cannot continue an
+                           expression (identifier, literal, ! ~ ::, keyword):
+                           `(fp)x`. Before ( - + * & && ++ -- { it is a PAREN
+                           when the unit declares Name as a value only (a
+                           variable, parameter, function, value template
+                           parameter, or an object-like #define of a number
+                           or an expression), a CAST when it declares it as
+                           a type only (typedef, using, struct, template type
+                           parameter, #define of builtin type keywords, a
+                           known CUDA type); else the statement stays opaque */
   KL_N_CXX_CAST,        /* static_cast<T>(e) etc.: fields TYPE, OPERAND; the
                            keyword is the node's first token                 */
-  KL_N_SIZEOF,          /* sizeof/alignof: field TYPE or OPERAND             */
+  KL_N_SIZEOF,          /* sizeof/alignof: field TYPE or OPERAND;
+                           sizeof(Name) is TYPE unless the unit declares Name
+                           as a value                                        */
   KL_N_TYPE,            /* a type name: "const float *__restrict__", "T",
                            "unsigned long long", "std::vector<int>"          */
-  KL_N_INIT_LIST,       /* { a, b, c } / T{...}: TYPE?, ARG...               */
+  KL_N_INIT_LIST,       /* { a, b, c } / T{...}: TYPE?, ARG...; T may be a
+                           template-id: cuda::aligned_size_t<16>{n}          */
   KL_N_PAREN,           /* ( e ): field OPERAND                              */
   KL_N_LAMBDA,          /* [captures](params) ... { body }: PARAMS?, BODY    */
   KL_N_TEMPLATE_ARGS,   /* <...> after a name: children TYPE or expressions;
@@ -208,6 +257,23 @@ typedef enum kl_node_kind {
   KL_N_ASM,             /* asm volatile ( ... ); no children                */
   KL_N_RANGE_FOR,       /* for (decl : range) body: fields INIT (a KL_N_DECL
                            without ';'), VALUE (the range), BODY             */
+  /* expressions added later */
+  KL_N_NEW,             /* new [(PLACEMENT...)] TYPE [INDEX]* [(ARG...) or
+                           {ARG...}]: `new float[n]` has TYPE float, INDEX n;
+                           `new (buf) V<int>(1, d)` PLACEMENT buf, TYPE
+                           V<int>, ARG 1, ARG d; op_tok = the `new`
+                           (`::new`: the node starts at the `::`)           */
+  KL_N_DELETE,          /* delete OPERAND / delete[] OPERAND; op is
+                           KL_P2('[', ']') for the array form, else 0; op_tok
+                           = the `delete`                                   */
+  KL_N_THROW,           /* throw [OPERAND]; op_tok = the `throw`             */
+  /* statements added later */
+  KL_N_TRY,             /* try { } catch (...) { }: field BODY, then one or
+                           more positional KL_N_CATCH children; op_tok = the
+                           `try`                                             */
+  KL_N_CATCH,           /* catch (T &e) { }: fields PARAMS (a PARAM_LIST of
+                           one PARAM; `...` is a PARAM without children),
+                           BODY; op_tok = the `catch`                        */
   KL_N__COUNT
 } kl_node_kind;
 
@@ -218,6 +284,7 @@ typedef enum kl_field {
   KL_F_INDEX, KL_F_MEMBER, KL_F_TYPE, KL_F_NAME, KL_F_VALUE, KL_F_PARAMS,
   KL_F_TEMPLATE, KL_F_QUALIFIERS, KL_F_TEMPLATE_ARGS, KL_F_CONFIG,
   KL_F_DECLARATOR,
+  KL_F_PLACEMENT,       /* KL_N_NEW: the placement arguments                */
   KL_F__COUNT
 } kl_field;
 

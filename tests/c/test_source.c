@@ -259,7 +259,8 @@ static void test_precedence(test_batch *t) {
          "(= x (ternary c a (ternary d e f)))", "ternary nests to the right");
   STR_EQ(t, expr_sexp("y = -a[i].f->g(1, 2)++;", b, sizeof b),
          "(= y (- (++ (call (-> (. (index a i) f) g) 1 2))))", "postfix binds tighter than prefix");
-  STR_EQ(t, expr_sexp("y = (float)x * (unsigned int)z + (a)*b;", b, sizeof b),
+  /* `a` declared: (a)*b multiplies (undeclared, it could cast *b) */
+  STR_EQ(t, expr_sexp("int a; y = (float)x * (unsigned int)z + (a)*b;", b, sizeof b),
          "(= y (+ (* (cast float x) (cast unsigned int z)) (* (paren a) b)))",
          "C cast only for known types");
   STR_EQ(t, expr_sexp("p = reinterpret_cast<float4 *>(q)[i];", b, sizeof b),
