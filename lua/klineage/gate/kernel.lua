@@ -22,13 +22,31 @@ local host = require "kl.host"
 
 local M = {}
 
+-- The parameters of function node fn (named `what` in messages), or nil,
+-- failure when its list holds a preprocessor line: with #if branches in a
+-- parameter list only the preprocessor knows the real signature, and a
+-- guess would pack the wrong arguments.
+function M.plain_params(fn, what)
+  local list = fn:field("params")
+  for _, c in ipairs(list and list:children() or {}) do
+    if c.kind == "preproc" or c.kind == "pragma" then
+      return nil, verdicts.failure("bad_input", string.format(
+        "the parameter list of %s holds a preprocessor line (line %d: %s): the gate cannot tell which parameters it has",
+        what, c.line, c:text()))
+    end
+  end
+  return fn:params()
+end
+
 function M.signature(source, name)
   local unit = require("kl.source").parse(source)
   for _, fn in ipairs(unit:functions()) do
     local n = fn:field("name")
     if n and n:text() == name then
+      local params, failure = M.plain_params(fn, name)
+      if not params then return nil, failure end
       local kinds = {}
-      for i, p in ipairs(fn:params()) do
+      for i, p in ipairs(params) do
         if p.pointer_depth > 0 then
           kinds[i] = "buf"
         else

@@ -110,8 +110,10 @@ function M.parameters(w)
     return bad_input(string.format("%s defines no function `void %s(...)` (the spec's args: %s)", ref.path, M.FUNCTION,
       table.concat(w.args, ", ")))
   end
+  local plain, failure = require("klineage.gate.kernel").plain_params(fn, ref.path .. ": " .. M.FUNCTION)
+  if not plain then return nil, failure end
   local params = {}
-  for i, p in ipairs(fn:params()) do
+  for i, p in ipairs(plain) do
     local ty = p.type or "?"
     local text = p.name and (ty .. (ty:match("%*$") and "" or " ") .. p.name) or ty
     local base = p.base or p.type or ""
