@@ -406,6 +406,7 @@ static void read_options(lua_State *L, int oi, km_options *o) {
   o->prefilter = 1;
   o->max_steps = 0;
   o->max_matches = 0;
+  o->max_total_steps = 0;
   if (lua_isnoneornil(L, oi)) return;
   luaL_checktype(L, oi, LUA_TTABLE);
   lua_getfield(L, oi, "prefilter");
@@ -416,6 +417,9 @@ static void read_options(lua_State *L, int oi, km_options *o) {
   luaL_argcheck(L, mm >= 0 && mm <= UINT32_MAX, oi, "max_matches out of range");
   o->max_steps = (uint32_t)ms;
   o->max_matches = (uint32_t)mm;
+  lua_Integer mt = field_int(L, oi, "max_total_steps", 0);
+  luaL_argcheck(L, mt >= 0, oi, "max_total_steps out of range");
+  o->max_total_steps = (uint64_t)mt;
 }
 
 static void push_stats(lua_State *L, const km_results *r) {
@@ -423,6 +427,10 @@ static void push_stats(lua_State *L, const km_results *r) {
   set_int(L, "candidates", (lua_Integer)r->candidates);
   set_int(L, "steps", (lua_Integer)r->steps);
   set_int(L, "capped", r->capped);
+  lua_pushboolean(L, r->stopped != 0);
+  lua_setfield(L, -2, "stopped");
+  set_int(L, "max_steps", (lua_Integer)r->max_steps);
+  set_int(L, "max_total_steps", (lua_Integer)r->max_total_steps);
   set_int(L, "prefiltered", r->prefiltered);
   set_int(L, "prefiltered_items", (lua_Integer)r->prefiltered_items);
   set_int(L, "matches", r->n);

@@ -39,7 +39,7 @@ static const char kernel[] =
 static void exercise(km_pattern *p, const kl_unit *u) {
   km_index *ix = km_index_new(u);
   if (!ix) return;
-  km_options o = {1, 2000, 64};
+  km_options o = {1, 2000, 64, 200000};
   km_results r = {0};
   if (km_match_set(ix, &p, 1, &o, &r) && r.n) {
     /* A template that uses every slot once, by name, separated by spaces. */
