@@ -654,6 +654,14 @@ static int collect_rule(lua_State *L, int pi, int ui, const kl_unit *u, int ti, 
 
   results_box *rb = new_results(L);
   if (!km_match_set(ix, &p, 1, &o, &rb->r)) return luaL_error(L, "kl.match: out of memory");
+  if (rb->r.stopped) {
+    /* A partial search would rewrite some sites and silently keep others. */
+    lua_settop(L, top);
+    lua_pushfstring(L, "the search stopped at its work cap (%d steps in all) before trying every candidate: "
+                       "matches may be missing, so nothing is rewritten (raise max_total_steps)",
+                    (int)rb->r.max_total_steps);
+    return 0;
+  }
   /* Which matches to apply. */
   uint32_t nsel = rb->r.n;
   uint8_t *sel = lua_newuserdatauv(L, rb->r.n ? rb->r.n : 1, 0);
