@@ -10,7 +10,16 @@
  *   match.set({pattern...}) -> set; set:find_all(unit, opts): the same,
  *       with the dispatch lists built once for many units
  *       opts.prefilter (default true), opts.max_steps (work cap per
- *       attempt), opts.max_matches, opts.count (find_all: counts only)
+ *       attempt, default 20000), opts.max_total_steps (work cap for the
+ *       whole find, default (1e6 + 64 per token) per pattern),
+ *       opts.max_matches, opts.count (find_all: counts only)
+ *   stats = { candidates, steps, matches, prefiltered, prefiltered_items,
+ *       capped = attempts abandoned at a cap (their candidates may hold a
+ *       match that was not found), stopped = true when the whole find hit
+ *       max_total_steps and later candidates were never tried,
+ *       max_steps, max_total_steps = the caps it ran under }
+ *       A rewrite whose search stopped returns nil, err (it would edit
+ *       some sites and silently keep others).
  *   pattern:rewrite(unit, template, opts) -> text, edits | nil, err
  *       template = { text, uses = { {name, s, e} } } (klineage.pattern.template)
  *       opts.select = { match indices } (default: all matches)

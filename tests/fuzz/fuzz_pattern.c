@@ -13,7 +13,8 @@
  *   after 0xFF: the source text, parsed with kl.source.
  * When bit 7 of byte 0 is set, bytes 1-6 also make one structural check.
  * A descriptor the compiler accepts is matched over that text and over a
- * fixed kernel with a small work cap, and each match is instantiated with a
+ * fixed kernel with small work caps (per attempt and in all), and each
+ * match is instantiated with a
  * template naming every slot. Nothing may crash, leak or read out of
  * bounds; refusals are fine. */
 #include <stdint.h>
