@@ -10,9 +10,20 @@
  * the next token (ignoring trivia), a metavariable binds a token run that,
  * where the parser structured the code, must be exactly one node of its
  * sort (an expression, a statement, a type), and where it did not (inside
- * KL_N_OPAQUE) any balanced run, comby-style. The match of an expression
- * pattern must be exactly one expression node; a statement pattern must
- * start and end on statements of one block. A `...` between statements
+ * KL_N_OPAQUE) a balanced run; an expression run must be one expression
+ * that binds tighter than the operators on both sides of it (operand.c),
+ * so no binding is ever cut across an operator the parser did not
+ * structure (`$i * $n` never takes `a + 4` from `a + 4 * b`). The match of
+ * an expression pattern must be exactly one expression node (in opaque
+ * code: a run that fits the operators around it, by its root's strength);
+ * a statement pattern must start and end on statements of one block (in
+ * opaque code: start where a statement can). A `...` where an expression
+ * goes obeys the same rule as an expression metavariable.
+ *
+ * Work is bounded: max_steps per attempt and max_total_steps per run
+ * (km_options), with the number of capped attempts and whether the run
+ * stopped in km_results. What patterns reach, and the errors for those
+ * that never match, are documented in lua/klineage/pattern.lua. A `...` between statements
  * also descends into nested statements (the next `...` climbs back out),
  * so `if ($c) { ... __syncthreads(); ... }` finds a barrier in a loop.
  *
@@ -188,6 +199,10 @@ typedef struct km_index {
   uint32_t *start_node;  /* [ntokens] innermost node with tok_begin == t     */
   uint32_t *end_node;    /* [ntokens] innermost node with tok_end - 1 == t   */
   uint8_t *opaque;       /* [ntokens] 1 inside a KL_N_OPAQUE node            */
+  uint32_t *stop;        /* [ntokens] the first token at or after t, at t's
+                            bracket depth, that ends a statement in opaque
+                            code: a `;`, a `{` (its group does), a closer or
+                            EOF; so a statement's end is found in one step */
   km_sig *item_sig;      /* [nitems] word signature of each top-level item
                             (a child of node 0): its words' km_word_sig    */
   km_sig unit_sig;       /* signature of every word of the unit           */

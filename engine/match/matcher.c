@@ -208,24 +208,31 @@ static int bind(mstate *ms, uint32_t i, uint32_t t) {
      * Once the run cannot be one, or is already too weak for its left
      * side, no longer run can: stop there. */
     uint32_t e = t;
+    if (st->sort == KM_SORT_STMT) {
+      /* Statement ends, one step each: the index knows the next one. */
+      while (!at_end(ms, e)) {
+        if (!charge(ms)) return 0;
+        uint32_t s = ms->ix->stop[e];
+        if (s >= ms->limit || at_end(ms, s)) break;
+        e = next_tree(ms, s);
+        if (try_bind(ms, i, t, e, KL_NONE)) return 1;
+        if (ms->capped) return 0;
+      }
+      return 0;
+    }
     km_run rs;
     km_run_init(&rs);
     km_ctx_side left = km_left_side(u, t);
     while (!at_end(ms, e)) {
       const kl_token *x = &ms->tk[e];
       int brace = punct_is(x, '{');
-      if (st->sort == KM_SORT_EXPR && (punct_is(x, ';') || brace)) break;
+      if (punct_is(x, ';') || brace) break;
       if (!charge(ms)) return 0;
       uint32_t next = next_tree(ms, e);
-      if (st->sort == KM_SORT_EXPR) {
-        km_run_feed(&rs, u, e, next);
-        e = next;
-        if (rs.bad || !km_fits_left(rs.min, rs.first_amb, left)) break;
-        if (!km_run_complete(&rs) || !km_fits_right(rs.min, km_right_side(u, e))) continue;
-      } else {
-        e = next;
-        if (!brace && !punct_is(&ms->tk[e - 1], ';')) continue;
-      }
+      km_run_feed(&rs, u, e, next);
+      e = next;
+      if (rs.bad || !km_fits_left(rs.min, rs.first_amb, left)) break;
+      if (!km_run_complete(&rs) || !km_fits_right(rs.min, km_right_side(u, e))) continue;
       if (try_bind(ms, i, t, e, KL_NONE)) return 1;
       if (ms->capped) return 0;
     }
@@ -244,14 +251,11 @@ static uint32_t next_stmt(mstate *ms, uint32_t t) {
     if (n == KL_NONE || ms->u->nodes[n].tok_end > ms->limit) return t;
     return ms->u->nodes[n].tok_end;
   }
-  uint32_t e = t;
-  while (!at_end(ms, e)) {
-    if (!charge(ms)) return t;
-    int brace = punct_is(&ms->tk[e], '{');
-    e = next_tree(ms, e);
-    if (brace || punct_is(&ms->tk[e - 1], ';')) return e;
-  }
-  return e;
+  if (!charge(ms)) return t;
+  uint32_t s = ms->ix->stop[t];
+  if (s >= ms->limit) return ms->limit;
+  if (at_end(ms, s)) return s;
+  return next_tree(ms, s);
 }
 
 /* Records the extent [t, e) of a `...` or `$...XS` in its slot, if any. */

@@ -14,8 +14,7 @@
  * When bit 7 of byte 0 is set, bytes 1-6 also make one structural check.
  * A descriptor the compiler accepts is matched over that text and over a
  * fixed kernel with small work caps (per attempt and in all), and each
- * match is instantiated with a
- * template naming every slot. Nothing may crash, leak or read out of
+ * match is instantiated with a template naming every slot. Nothing may crash, leak or read out of
  * bounds; refusals are fine. */
 #include <stdint.h>
 #include <stdio.h>
