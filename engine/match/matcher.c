@@ -490,6 +490,8 @@ static int attempt(mstate *ms, km_results *r, uint32_t pat, uint32_t start, uint
      * `x / a * b`), a statement where a statement can start. */
     if (ms->p->shape == KM_SHAPE_STMTS) {
       if (!km_stmt_boundary(ms->u, start)) return 1;
+    } else if (ms->p->root_strength == KM_PREC_COMMA) {
+      return 1; /* `a, b` there may be two arguments, not a comma expression */
     } else if (ms->p->root_strength != KM_PREC_UNKNOWN &&
                !km_fits_left(ms->p->root_strength, km_tok_ambiguous(&ms->tk[start]), km_left_side(ms->u, start))) {
       return 1;

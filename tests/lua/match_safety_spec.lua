@@ -72,6 +72,11 @@ describe("precedence in opaque code", function()
     expect(bindings(idx:find("void k() {\n  ` r = *p[i];\n}\n")[1])):equals({ a = "p", i = "i" })
   end)
 
+  it("never reads two arguments as a comma expression", function()
+    local pat = assert(match.compile("$x, $y"))
+    expect(#pat:find("void k() {\n  ` f(a, b);\n}\n")):equals(0)
+  end)
+
   it("refuses juxtaposed or garbage code in a binding", function()
     local pat = assert(match.compile("$a[$i]"))
     local ms = pat:find("void k() {\n  @@ garbage x[i] = 1; @@\n}\n")
