@@ -238,7 +238,8 @@ typedef struct km_run {
   uint8_t bad;         /* not an expression, whatever follows               */
   uint8_t comma_ok;    /* a depth-0 comma is allowed (`...`, not a $X)       */
   uint8_t min;         /* weakest depth-0 operator, KM_PREC_ATOM if none     */
-  uint8_t pad;
+  uint8_t typeword;    /* the last operand was `int`, `float`...: only a
+                          `(` may follow (a functional cast)              */
   uint32_t ternary;    /* open `?` waiting for their `:`                      */
   uint32_t count;      /* token trees fed                                   */
 } km_run;

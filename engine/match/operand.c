@@ -85,6 +85,18 @@ static int operand_token(const kl_token *k) {
   }
 }
 
+/* A builtin type word: an operand only as a functional cast, `float(x)`. */
+static int type_word(const kl_token *k) {
+  if (k->kind != KL_TOK_KEYWORD) return 0;
+  switch (k->sub) {
+  case KL_KW_INT: case KL_KW_FLOAT: case KL_KW_DOUBLE: case KL_KW_CHAR: case KL_KW_BOOL: case KL_KW_LONG:
+  case KL_KW_SHORT: case KL_KW_UNSIGNED: case KL_KW_SIGNED:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 static int opens(const kl_token *k) {
   return k->kind == KL_TOK_PUNCT && (k->sub == KL_P1('(') || k->sub == KL_P1('[') || k->sub == KL_P1('{') ||
                                      (k->flags & KL_TF_ANGLE && k->sub == KL_P1('<')));
@@ -121,6 +133,7 @@ void km_run_feed(km_run *r, const kl_unit *u, uint32_t t, uint32_t next) {
     } else if (group || operand_token(k)) {
       r->expect = 0;
       r->paren = group && is_punct(k, '(');
+      r->typeword = !group && type_word(k);
     } else if (is_punct(k, KL_P2(':', ':'))) {
       r->member = 1; /* ::name */
       r->expect = 0;
@@ -133,6 +146,14 @@ void km_run_feed(km_run *r, const kl_unit *u, uint32_t t, uint32_t next) {
     return;
   }
   /* After an operand. */
+  if (r->typeword) {
+    /* `int *p` is a declaration, `float(x)` a cast */
+    r->typeword = 0;
+    if (!(group && is_punct(k, '('))) {
+      r->bad = 1;
+      return;
+    }
+  }
   int was_paren = r->paren;
   r->paren = 0;
   if (group && !is_punct(k, '{')) {
@@ -180,7 +201,7 @@ void km_run_feed(km_run *r, const kl_unit *u, uint32_t t, uint32_t next) {
 }
 
 int km_run_complete(const km_run *r) {
-  return !r->bad && !r->expect && !r->member && r->ternary == 0 && r->count > 0;
+  return !r->bad && !r->expect && !r->member && !r->typeword && r->ternary == 0 && r->count > 0;
 }
 
 /* ---- the code around a run ---------------------------------------------------- */
@@ -255,8 +276,11 @@ km_ctx_side km_left_side(const kl_unit *u, uint32_t t) {
       return delim();
     case KL_KW_SIZEOF: case KL_KW_ALIGNOF: case KL_KW_NEW: case KL_KW_DELETE:
       return op(KM_PREC_PREFIX);
+    case KL_KW_VOID: case KL_KW_AUTO: case KL_KW_CONST: case KL_KW_VOLATILE: case KL_KW_STRUCT:
+    case KL_KW_RESTRICT: case KL_KW_SHARED: case KL_KW_CONSTANT: case KL_KW_STATIC:
+      return op(KM_PREC_ATOM); /* a declarator follows: no expression fits */
     default:
-      return unknown();
+      return type_word(k) ? op(KM_PREC_ATOM) : unknown();
     }
   case KL_TOK_PUNCT:
     break;

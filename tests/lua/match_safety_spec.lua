@@ -72,6 +72,13 @@ describe("precedence in opaque code", function()
     expect(bindings(idx:find("void k() {\n  ` r = *p[i];\n}\n")[1])):equals({ a = "p", i = "i" })
   end)
 
+  it("never reads a declaration as an expression", function()
+    expect(#assert(match.compile("$x * $y")):find("void k() {\n  ` r; int *p = q;\n}\n")):equals(0)
+    expect(#assert(match.compile("$a[$i]")):find("void k() {\n  ` r; float t[16];\n}\n")):equals(0)
+    local cast = assert(match.compile("$x + $y")):find("void k() {\n  ` r = float(a) + b;\n}\n")
+    expect(bindings(cast[1])):equals({ x = "float(a)", y = "b" })
+  end)
+
   it("never reads two arguments as a comma expression", function()
     local pat = assert(match.compile("$x, $y"))
     expect(#pat:find("void k() {\n  ` f(a, b);\n}\n")):equals(0)
