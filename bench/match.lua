@@ -1,7 +1,8 @@
 -- Benchmark: 100 skill-like patterns over a 10,000-line corpus of kernels,
--- with and without the literal-word prefilter.
+-- with and without the literal-word prefilter; then one find each over
+-- adversarial inputs (deep nesting, a long chain, garbage bytes).
 --
---   klineage run bench/match.lua [LINES] [RUNS]
+--   klineage run bench/match.lua [LINES] [RUNS] [corpus-only]
 --
 -- The corpus is built deterministically from the repository's .cu files
 -- (sorted by path), each copy after the first varied by renaming a few
@@ -285,6 +286,38 @@ row("match, prefilter (counts)", with_ms, with_min, with_cpu, string.format(
 row("match, no prefilter (counts)", without_ms, without_min, without_cpu, string.format("%d matches, %d candidates, %d steps, %d capped",
   without_n, without_st.candidates, without_st.steps, without_st.capped))
 row("match, prefilter, result tables", tables_ms, tables_min, tables_cpu, "(bindings, ranges and node handles built in Lua)")
+
+-- Adversarial inputs (issue 13): deep nesting past the parser's depth cap,
+-- a long operator chain, garbage bytes. Their tails are opaque, where
+-- matching is token-level; each find must stay linear (or stop at its
+-- total cap and say so). One find each, after the parse.
+local adversarial = {
+  { "nested-ifs-200k", "$X * $Y", function()
+    return "void f(int a, int b) {\n" .. string.rep("if (a) ", 200000) .. "b = a * b;\n}\n" end },
+  { "chain-1M", "$X * $Y", function() return "void f(int a) {\n  int x = a" .. string.rep("*a", 999999) .. ";\n}\n" end },
+  { "ff-64k", "$X * $Y", function() return string.rep("\xff", 65536) end },
+  { "nested-ifs-200k-stmt", "if ($c) $S", function()
+    return "void f(int a, int b) {\n" .. string.rep("if (a) ", 200000) .. "b = a * b;\n}\n" end },
+}
+print("")
+print(string.format("  %-24s %-12s %10s %9s %10s %12s %7s %8s", "adversarial input", "pattern", "bytes", "find", "matches",
+  "steps", "capped", "stopped"))
+local adv_ms = {}
+if arg and arg[3] == "corpus-only" then adversarial = {} end -- e.g. to time an engine without the caps
+for i, case in ipairs(adversarial) do
+  local text = case[3]()
+  local u = source.parse(text, case[1] .. ".cu")
+  local p = assert(match.compile(case[2]))
+  local t = host.clock()
+  local counts, st = match.find_all({ p }, u, { count = true }) -- the matcher's work, not Lua tables
+  adv_ms[i] = (host.clock() - t) * 1000
+  print(string.format("  %-24s %-12s %10d %6.1f ms %10d %12d %7d %8s", case[1], case[2], #text, adv_ms[i], counts[1],
+    st.steps, st.capped, tostring(st.stopped)))
+end
+
 print(string.format("load average: %s", (io.open("/proc/loadavg") or { read = function() return "?" end }):read("l") or "?"))
 print(string.format("match-100x10k: %.2f ms", with_ms))
 print(string.format("match-100x10k-noprefilter: %.2f ms", without_ms))
+for i, case in ipairs(adversarial) do
+  print(string.format("match-%s: %.1f ms", case[1], adv_ms[i]))
+end

@@ -10,7 +10,16 @@
  *   match.set({pattern...}) -> set; set:find_all(unit, opts): the same,
  *       with the dispatch lists built once for many units
  *       opts.prefilter (default true), opts.max_steps (work cap per
- *       attempt), opts.max_matches, opts.count (find_all: counts only)
+ *       attempt, default 20000), opts.max_total_steps (work cap for the
+ *       whole find, default (1e6 + 64 per token) per pattern),
+ *       opts.max_matches, opts.count (find_all: counts only)
+ *   stats = { candidates, steps, matches, prefiltered, prefiltered_items,
+ *       capped = attempts abandoned at a cap (their candidates may hold a
+ *       match that was not found), stopped = true when the whole find hit
+ *       max_total_steps and later candidates were never tried,
+ *       max_steps, max_total_steps = the caps it ran under }
+ *       A rewrite whose search stopped returns nil, err (it would edit
+ *       some sites and silently keep others).
  *   pattern:rewrite(unit, template, opts) -> text, edits | nil, err
  *       template = { text, uses = { {name, s, e} } } (klineage.pattern.template)
  *       opts.select = { match indices } (default: all matches)
@@ -415,6 +424,7 @@ static void read_options(lua_State *L, int oi, km_options *o) {
   o->prefilter = 1;
   o->max_steps = 0;
   o->max_matches = 0;
+  o->max_total_steps = 0;
   if (lua_isnoneornil(L, oi)) return;
   luaL_checktype(L, oi, LUA_TTABLE);
   lua_getfield(L, oi, "prefilter");
@@ -425,6 +435,9 @@ static void read_options(lua_State *L, int oi, km_options *o) {
   luaL_argcheck(L, mm >= 0 && mm <= UINT32_MAX, oi, "max_matches out of range");
   o->max_steps = (uint32_t)ms;
   o->max_matches = (uint32_t)mm;
+  lua_Integer mt = field_int(L, oi, "max_total_steps", 0);
+  luaL_argcheck(L, mt >= 0, oi, "max_total_steps out of range");
+  o->max_total_steps = (uint64_t)mt;
 }
 
 static void push_stats(lua_State *L, const km_results *r) {
@@ -432,6 +445,10 @@ static void push_stats(lua_State *L, const km_results *r) {
   set_int(L, "candidates", (lua_Integer)r->candidates);
   set_int(L, "steps", (lua_Integer)r->steps);
   set_int(L, "capped", r->capped);
+  lua_pushboolean(L, r->stopped != 0);
+  lua_setfield(L, -2, "stopped");
+  set_int(L, "max_steps", (lua_Integer)r->max_steps);
+  set_int(L, "max_total_steps", (lua_Integer)r->max_total_steps);
   set_int(L, "prefiltered", r->prefiltered);
   set_int(L, "prefiltered_items", (lua_Integer)r->prefiltered_items);
   set_int(L, "matches", r->n);
@@ -655,6 +672,14 @@ static int collect_rule(lua_State *L, int pi, int ui, const kl_unit *u, int ti, 
 
   results_box *rb = new_results(L);
   if (!km_match_set(ix, &p, 1, &o, &rb->r)) return luaL_error(L, "kl.match: out of memory");
+  if (rb->r.stopped) {
+    /* A partial search would rewrite some sites and silently keep others. */
+    lua_settop(L, top);
+    lua_pushfstring(L, "the search stopped at its work cap (%d steps in all) before trying every candidate: "
+                       "matches may be missing, so nothing is rewritten (raise max_total_steps)",
+                    (int)rb->r.max_total_steps);
+    return 0;
+  }
   /* Which matches to apply. */
   uint32_t nsel = rb->r.n;
   uint8_t *sel = lua_newuserdatauv(L, rb->r.n ? rb->r.n : 1, 0);

@@ -265,6 +265,8 @@ km_pattern *km_compile(const km_pattern_desc *d, char *err, size_t errlen) {
     }
   }
   p->root_op = pack_op(d->root_op);
+  p->root_strength = (uint8_t)(p->root_kind[0] == KL_N__COUNT ? KM_PREC_UNKNOWN
+                                                               : km_root_strength(p->root_kind[0], p->root_op));
   p->child_kind = KL_N__COUNT;
   if (d->child_kind) {
     kl_node_kind kind = kl_kind_from_name(d->child_kind);

@@ -44,16 +44,33 @@ km_index *km_index_new(const kl_unit *u) {
   ix->start_node = malloc(n * sizeof *ix->start_node);
   ix->end_node = malloc(n * sizeof *ix->end_node);
   ix->opaque = calloc(n, 1);
+  ix->stop = malloc(n * sizeof *ix->stop);
   uint32_t nitems = u->nnodes ? u->nodes[0].child_count : 0;
   ix->item_sig = calloc(nitems ? nitems : 1, sizeof *ix->item_sig);
   ix->item_of = malloc((u->nnodes ? u->nnodes : 1) * sizeof *ix->item_of);
   km_sig *word_bit = calloc(u->nwords ? u->nwords : 1, sizeof *word_bit);
-  if (!ix->start_node || !ix->end_node || !ix->opaque || !ix->item_sig || !ix->item_of || !word_bit) {
+  if (!ix->start_node || !ix->end_node || !ix->opaque || !ix->stop || !ix->item_sig || !ix->item_of || !word_bit) {
     free(word_bit);
     km_index_free(ix);
     return NULL;
   }
   for (uint32_t t = 0; t < n; t++) ix->start_node[t] = ix->end_node[t] = KL_NONE;
+  /* Statement stops, from the end: a bracket group other than a brace is
+   * skipped whole (its stop is the one after it). */
+  for (uint32_t t = n; t-- > 0;) {
+    const kl_token *k = &u->tokens[t];
+    uint32_t stop = t;
+    if (u->ntokens && k->kind == KL_TOK_PUNCT && k->sub != KL_P1(';') && t + 1 < n) {
+      int closer = k->sub == KL_P1(')') || k->sub == KL_P1(']') || k->sub == KL_P1('}');
+      int group = (k->sub == KL_P1('(') || k->sub == KL_P1('[') || (k->flags & KL_TF_ANGLE)) &&
+                  k->match != KL_NONE && k->match > t && k->match + 1 < n;
+      if (group) stop = ix->stop[k->match + 1];
+      else if (!closer && k->sub != KL_P1('{')) stop = ix->stop[t + 1];
+    } else if (u->ntokens && k->kind != KL_TOK_PUNCT && k->kind != KL_TOK_EOF && t + 1 < n) {
+      stop = ix->stop[t + 1];
+    }
+    ix->stop[t] = stop;
+  }
   /* Pre-order: a descendant starting (ending) on the same token comes
    * after its ancestor, so the last writer is the innermost. */
   for (uint32_t i = 1; i < u->nnodes; i++) {
@@ -96,6 +113,7 @@ void km_index_free(km_index *ix) {
   free(ix->start_node);
   free(ix->end_node);
   free(ix->opaque);
+  free(ix->stop);
   free(ix->item_sig);
   free(ix->item_of);
   free(ix);

@@ -10,9 +10,20 @@
  * the next token (ignoring trivia), a metavariable binds a token run that,
  * where the parser structured the code, must be exactly one node of its
  * sort (an expression, a statement, a type), and where it did not (inside
- * KL_N_OPAQUE) any balanced run, comby-style. The match of an expression
- * pattern must be exactly one expression node; a statement pattern must
- * start and end on statements of one block. A `...` between statements
+ * KL_N_OPAQUE) a balanced run; an expression run must be one expression
+ * that binds tighter than the operators on both sides of it (operand.c),
+ * so no binding is ever cut across an operator the parser did not
+ * structure (`$i * $n` never takes `a + 4` from `a + 4 * b`). The match of
+ * an expression pattern must be exactly one expression node (in opaque
+ * code: a run that fits the operators around it, by its root's strength);
+ * a statement pattern must start and end on statements of one block (in
+ * opaque code: start where a statement can). A `...` where an expression
+ * goes obeys the same rule as an expression metavariable.
+ *
+ * Work is bounded: max_steps per attempt and max_total_steps per run
+ * (km_options), with the number of capped attempts and whether the run
+ * stopped in km_results. What patterns reach, and the errors for those
+ * that never match, are documented in lua/klineage/pattern.lua. A `...` between statements
  * also descends into nested statements (the next `...` climbs back out),
  * so `if ($c) { ... __syncthreads(); ... }` finds a barrier in a loop.
  *
@@ -168,6 +179,8 @@ typedef struct km_pattern {
   uint32_t nwords;
   km_sig word_sig;       /* signature of the words                           */
   uint32_t nliterals;    /* literal steps of any kind                        */
+  uint8_t root_strength; /* KM_PREC_* of the root expression (operand.c), for
+                            where a match in opaque code may start and end */
 } km_pattern;
 
 /* Compiles a descriptor. Returns NULL and writes "row:col: message" into
@@ -186,6 +199,10 @@ typedef struct km_index {
   uint32_t *start_node;  /* [ntokens] innermost node with tok_begin == t     */
   uint32_t *end_node;    /* [ntokens] innermost node with tok_end - 1 == t   */
   uint8_t *opaque;       /* [ntokens] 1 inside a KL_N_OPAQUE node            */
+  uint32_t *stop;        /* [ntokens] the first token at or after t, at t's
+                            bracket depth, that ends a statement in opaque
+                            code: a `;`, a `{` (its group does), a closer or
+                            EOF; so a statement's end is found in one step */
   km_sig *item_sig;      /* [nitems] word signature of each top-level item
                             (a child of node 0): its words' km_word_sig    */
   km_sig unit_sig;       /* signature of every word of the unit           */
@@ -198,6 +215,62 @@ void km_index_free(km_index *ix);
 
 int km_kind_is_expr(unsigned kind);
 int km_kind_is_stmt(unsigned kind);
+
+/* ---- operator precedence in opaque code (operand.c) ------------------------- */
+
+/* Binding strengths (C++): higher binds tighter. KM_PREC_UNKNOWN: not one
+ * expression. */
+enum {
+  KM_PREC_UNKNOWN = 0, KM_PREC_COMMA = 1, KM_PREC_ASSIGN = 2, /* also ?: */
+  KM_PREC_PREFIX = 14, KM_PREC_POSTFIX = 15, KM_PREC_SCOPE = 16, KM_PREC_ATOM = 17
+};
+
+/* An incremental scan of a token run, one token tree at a time: whether it
+ * is one complete expression so far, and the weakest operator at its depth
+ * 0. Once bad, or once min is too weak for the left side, no longer run
+ * from the same start can do better. */
+typedef struct km_run {
+  uint8_t expect;      /* an operand is expected next                       */
+  uint8_t member;      /* a name is expected next (after `.`, `->`, `::`)    */
+  uint8_t paren;       /* the last operand was a bare `( ... )`              */
+  uint8_t first_amb;   /* the first token is `+ - * & ++ --`: prefix here,
+                          binary after an operand                          */
+  uint8_t bad;         /* not an expression, whatever follows               */
+  uint8_t comma_ok;    /* a depth-0 comma is allowed (`...`, not a $X)       */
+  uint8_t min;         /* weakest depth-0 operator, KM_PREC_ATOM if none     */
+  uint8_t typeword;    /* the last operand was `int`, `float`...: only a
+                          `(` may follow (a functional cast)              */
+  uint32_t ternary;    /* open `?` waiting for their `:`                      */
+  uint32_t count;      /* token trees fed                                   */
+} km_run;
+
+void km_run_init(km_run *r);
+void km_run_feed(km_run *r, const kl_unit *u, uint32_t t, uint32_t next);
+int km_run_complete(const km_run *r);
+/* The strength of tokens [b, e) as one expression, KM_PREC_UNKNOWN if not. */
+unsigned km_run_strength(const kl_unit *u, uint32_t b, uint32_t e, int comma_ok);
+
+/* What surrounds a run: a delimiter (`;`, a bracket, `return`: no limit),
+ * an operator of strength prec, a `)` that may close a cast or a
+ * parenthesized expression, or something juxtaposed (an operand, garbage,
+ * a macro: only a postfix expression or an atom is safe there). */
+typedef enum km_side_kind { KM_SIDE_DELIM, KM_SIDE_OP, KM_SIDE_CAST, KM_SIDE_UNKNOWN } km_side_kind;
+typedef struct km_ctx_side {
+  uint8_t kind, prec;
+} km_ctx_side;
+
+km_ctx_side km_left_side(const kl_unit *u, uint32_t t);  /* the code before token t */
+km_ctx_side km_right_side(const kl_unit *u, uint32_t e); /* token e, after a run    */
+int km_fits_left(unsigned min, int first_amb, km_ctx_side l);
+int km_fits_right(unsigned min, km_ctx_side r);
+/* Token t can start a statement (after `;`, `{`, a block's `}`, a control
+ * header's `)`, `else`, `do`, a directive). */
+int km_stmt_boundary(const kl_unit *u, uint32_t t);
+/* The strength of an expression whose root node has this kind and operator
+ * (KL_P*()); KM_PREC_UNKNOWN when the kind says nothing. */
+unsigned km_root_strength(unsigned kind, uint32_t op);
+/* `+ - * & ++ --`: prefix where an operand is expected, else not. */
+int km_tok_ambiguous(const kl_token *k);
 
 /* ---- matching --------------------------------------------------------------- */
 
@@ -223,18 +296,29 @@ typedef struct km_results {
   /* counters of the last run */
   uint64_t candidates;         /* start positions dispatched to a pattern    */
   uint64_t steps;              /* matcher steps executed                     */
-  uint32_t capped;             /* attempts abandoned at the work cap         */
+  uint32_t capped;             /* attempts abandoned at a work cap           */
+  uint32_t stopped;            /* 1: the whole run stopped at its total cap,
+                                  so later candidates were never tried      */
+  uint64_t max_steps;          /* the caps the last run had: per attempt    */
+  uint64_t max_total_steps;    /* and for the whole run                      */
   uint32_t prefiltered;        /* patterns skipped for the whole unit        */
   uint64_t prefiltered_items;  /* candidates skipped by an item's signature
                                   or a failed structural check             */
   int oom;
 } km_results;
 
+#define KM_DEFAULT_MAX_STEPS 20000u
+#define KM_DEFAULT_MAX_TOTAL 1000000u
+#define KM_TOTAL_PER_TOKEN 64u
+
 typedef struct km_options {
   int prefilter;               /* skip patterns whose words the unit (and,
                                   inside a top-level item, the item) lacks  */
   uint32_t max_steps;          /* work cap per attempt (0: default 20000)    */
   uint32_t max_matches;        /* stop after this many (0: no limit)         */
+  uint64_t max_total_steps;    /* work cap for the whole run (0: default
+                                  KM_DEFAULT_MAX_TOTAL + KM_TOTAL_PER_TOKEN
+                                  steps per token, per pattern)            */
 } km_options;
 
 /* A set of patterns ready to match: its dispatch lists (pattern indices

@@ -8,7 +8,6 @@
 
 #include "match/match.h"
 
-#define KM_DEFAULT_MAX_STEPS 20000u
 #define KM_TYPE_RUN_MAX 12
 
 typedef struct mstate {
@@ -20,6 +19,7 @@ typedef struct mstate {
   uint8_t *bound;
   uint64_t steps, max_steps;
   int capped;
+  uint64_t total_left;  /* steps the whole run has left before this attempt */
   uint32_t start, limit;
   uint32_t root;        /* EXPR shape: the node the match must be          */
   uint32_t top;         /* STMTS shape: outermost statement at start       */
@@ -28,6 +28,16 @@ typedef struct mstate {
 } mstate;
 
 static int run(mstate *ms, uint32_t i, uint32_t t);
+
+/* One unit of work outside run() (a token scanned while extending a
+ * binding); 0 when the cap is reached. */
+static int charge(mstate *ms) {
+  if (++ms->steps > ms->max_steps) {
+    ms->capped = 1;
+    return 0;
+  }
+  return 1;
+}
 
 static int text_eq(const kl_unit *u, uint32_t t, const char *s, uint32_t n) {
   const kl_token *k = &u->tokens[t];
@@ -191,14 +201,38 @@ static int bind(mstate *ms, uint32_t i, uint32_t t) {
       }
       return 0;
     }
-    /* Opaque region: balanced token runs, shortest first. */
+    /* Opaque region: balanced token runs, shortest first. An expression
+     * is a run that is one expression and that binds tighter than the
+     * operators on both sides of it (operand.c): the binding must be a
+     * subexpression of the code, never a piece cut across an operator.
+     * Once the run cannot be one, or is already too weak for its left
+     * side, no longer run can: stop there. */
     uint32_t e = t;
+    if (st->sort == KM_SORT_STMT) {
+      /* Statement ends, one step each: the index knows the next one. */
+      while (!at_end(ms, e)) {
+        if (!charge(ms)) return 0;
+        uint32_t s = ms->ix->stop[e];
+        if (s >= ms->limit || at_end(ms, s)) break;
+        e = next_tree(ms, s);
+        if (try_bind(ms, i, t, e, KL_NONE)) return 1;
+        if (ms->capped) return 0;
+      }
+      return 0;
+    }
+    km_run rs;
+    km_run_init(&rs);
+    km_ctx_side left = km_left_side(u, t);
     while (!at_end(ms, e)) {
       const kl_token *x = &ms->tk[e];
       int brace = punct_is(x, '{');
-      if (st->sort == KM_SORT_EXPR && (punct_is(x, ';') || brace)) break;
-      e = next_tree(ms, e);
-      if (st->sort == KM_SORT_STMT && !brace && !punct_is(&ms->tk[e - 1], ';')) continue;
+      if (punct_is(x, ';') || brace) break;
+      if (!charge(ms)) return 0;
+      uint32_t next = next_tree(ms, e);
+      km_run_feed(&rs, u, e, next);
+      e = next;
+      if (rs.bad || !km_fits_left(rs.min, rs.first_amb, left)) break;
+      if (!km_run_complete(&rs) || !km_fits_right(rs.min, km_right_side(u, e))) continue;
       if (try_bind(ms, i, t, e, KL_NONE)) return 1;
       if (ms->capped) return 0;
     }
@@ -210,20 +244,18 @@ static int bind(mstate *ms, uint32_t i, uint32_t t) {
 }
 
 /* The end of one statement starting at t, or t when there is none. */
-static uint32_t next_stmt(const mstate *ms, uint32_t t) {
+static uint32_t next_stmt(mstate *ms, uint32_t t) {
   if (at_end(ms, t)) return t;
   if (!ms->ix->opaque[t]) {
     uint32_t n = outermost_stmt_at(ms, t);
     if (n == KL_NONE || ms->u->nodes[n].tok_end > ms->limit) return t;
     return ms->u->nodes[n].tok_end;
   }
-  uint32_t e = t;
-  while (!at_end(ms, e)) {
-    int brace = punct_is(&ms->tk[e], '{');
-    e = next_tree(ms, e);
-    if (brace || punct_is(&ms->tk[e - 1], ';')) return e;
-  }
-  return e;
+  if (!charge(ms)) return t;
+  uint32_t s = ms->ix->stop[t];
+  if (s >= ms->limit) return ms->limit;
+  if (at_end(ms, s)) return s;
+  return next_tree(ms, s);
 }
 
 /* Records the extent [t, e) of a `...` or `$...XS` in its slot, if any. */
@@ -238,14 +270,24 @@ static void set_span(mstate *ms, const km_step *st, uint32_t t, uint32_t e, int 
 }
 
 /* Runs the rest from each extent, shallowest first: e, then one more
- * statement (or token tree) at a time. */
+ * statement (or token tree) at a time. A `...` where an expression goes
+ * takes, beyond nothing, only runs that are one expression fitting the
+ * operators around it, as a metavariable does in opaque code. */
 static int span_from(mstate *ms, uint32_t i, uint32_t t, uint32_t e, int deep) {
   const km_step *st = &ms->p->steps[i];
+  int expr = st->ctx == KM_CTX_EXPR && e == t;
+  km_run rs;
+  km_run_init(&rs);
+  rs.comma_ok = 1;
+  km_ctx_side left = expr ? km_left_side(ms->u, t) : (km_ctx_side){ KM_SIDE_DELIM, 0 };
+  int here = 1;
   for (;;) {
-    set_span(ms, st, t, e, deep);
-    if (run(ms, i + 1, e)) return 1;
-    if (st->slot != KM_NO_SLOT) ms->bound[st->slot] = 0;
-    if (ms->capped) return 0;
+    if (here) {
+      set_span(ms, st, t, e, deep);
+      if (run(ms, i + 1, e)) return 1;
+      if (st->slot != KM_NO_SLOT) ms->bound[st->slot] = 0;
+    }
+    if (ms->capped || !charge(ms)) return 0;
     uint32_t next;
     if (st->ctx == KM_CTX_STMTS) {
       next = next_stmt(ms, e);
@@ -256,6 +298,11 @@ static int span_from(mstate *ms, uint32_t i, uint32_t t, uint32_t e, int deep) {
       next = next_tree(ms, e);
     }
     if (next == e) break;
+    if (expr) {
+      km_run_feed(&rs, ms->u, e, next);
+      if (rs.bad || !km_fits_left(rs.min, rs.first_amb, left)) break;
+      here = km_run_complete(&rs) && km_fits_right(rs.min, km_right_side(ms->u, next));
+    }
     e = next;
   }
   return 0;
@@ -324,7 +371,18 @@ static int finish(mstate *ms, uint32_t t) {
     if (ms->root != KL_NONE) {
       if (t != u->nodes[ms->root].tok_end) return 0;
       ms->node = ms->root;
-    } else if (!ms->ix->opaque[ms->start]) {
+    } else if (ms->ix->opaque[ms->start]) {
+      /* Opaque code: the whole match must be a subexpression too. */
+      unsigned s = ms->p->root_strength;
+      if (s == KM_PREC_UNKNOWN) {
+        ms->steps += t - ms->start;
+        s = km_run_strength(u, ms->start, t, 0);
+        if (s == KM_PREC_UNKNOWN ||
+            !km_fits_left(s, km_tok_ambiguous(&ms->tk[ms->start]), km_left_side(u, ms->start)))
+          return 0;
+      }
+      if (!km_fits_right(s, km_right_side(u, t))) return 0;
+    } else {
       uint32_t n = ms->ix->start_node[ms->start];
       for (; n != KL_NONE && u->nodes[n].tok_begin == ms->start; n = u->nodes[n].parent)
         if (u->nodes[n].tok_end == t && km_kind_is_expr(u->nodes[n].kind)) break;
@@ -425,6 +483,24 @@ static int attempt(mstate *ms, km_results *r, uint32_t pat, uint32_t start, uint
   r->candidates++;
   if (first->op == KM_OP_TOKEN && !text_eq(ms->u, start, ms->p->pool + first->text, first->len))
     return 1;
+  if (ms->ix->opaque[start]) {
+    /* Where code is not structured, a match starts where its root could:
+     * an expression after an operator weaker than its root (so `b * c`
+     * is not taken from `a - b * c`... but `a * b` is not taken from
+     * `x / a * b`), a statement where a statement can start. */
+    if (ms->p->shape == KM_SHAPE_STMTS) {
+      if (!km_stmt_boundary(ms->u, start)) return 1;
+    } else if (ms->p->root_strength == KM_PREC_COMMA) {
+      return 1; /* `a, b` there may be two arguments, not a comma expression */
+    } else if (ms->p->root_strength != KM_PREC_UNKNOWN &&
+               !km_fits_left(ms->p->root_strength, km_tok_ambiguous(&ms->tk[start]), km_left_side(ms->u, start))) {
+      return 1;
+    }
+  }
+  if (ms->total_left == 0) {
+    r->stopped = 1;
+    return 1;
+  }
   memset(ms->bound, 0, ms->p->nslots ? ms->p->nslots : 1);
   ms->start = start;
   ms->limit = limit;
@@ -433,9 +509,17 @@ static int attempt(mstate *ms, km_results *r, uint32_t pat, uint32_t start, uint
   ms->deep = KL_NONE;
   ms->capped = 0;
   ms->steps = 0;
+  uint64_t per = ms->max_steps;
+  if (ms->max_steps > ms->total_left) ms->max_steps = ms->total_left;
   int ok = run(ms, 0, start);
+  ms->max_steps = per;
+  if (ms->steps > ms->total_left) ms->steps = ms->total_left;
+  ms->total_left -= ms->steps;
   r->steps += ms->steps;
-  if (ms->capped) r->capped++;
+  if (ms->capped) {
+    r->capped++;
+    if (ms->total_left == 0) r->stopped = 1;
+  }
   if (ok && !push_match(r, pat, ms)) return 0;
   return 1;
 }
@@ -516,7 +600,7 @@ int km_match_set(const km_index *ix, km_pattern *const *pats, uint32_t npats,
 
 int km_match_run(const km_index *ix, km_set *set, const km_options *opt, km_results *r) {
   const kl_unit *u = ix->u;
-  km_options dflt = { 1, 0, 0 };
+  km_options dflt = { 1, 0, 0, 0 };
   if (!opt) opt = &dflt;
   const uint32_t ANY = KL_N__COUNT;
   const uint32_t *start = set->start, *lists = set->lists;
@@ -545,6 +629,13 @@ int km_match_run(const km_index *ix, km_set *set, const km_options *opt, km_resu
 
   mstate ms = { .ix = ix, .u = u, .tk = u->tokens, .b = set->b, .bound = set->bound };
   ms.max_steps = opt->max_steps ? opt->max_steps : KM_DEFAULT_MAX_STEPS;
+  /* The whole run is bounded too, so that many candidates each capped (or
+   * each just under the cap) cannot add up to more than linear work. */
+  ms.total_left = opt->max_total_steps
+                      ? opt->max_total_steps
+                      : ((uint64_t)KM_DEFAULT_MAX_TOTAL + (uint64_t)KM_TOTAL_PER_TOKEN * u->ntokens) * (npats ? npats : 1);
+  r->max_steps = ms.max_steps;
+  r->max_total_steps = ms.total_left;
   uint32_t eof = u->ntokens ? u->ntokens - 1 : 0;
   int ok = 1;
 
@@ -553,7 +644,7 @@ int km_match_run(const km_index *ix, km_set *set, const km_options *opt, km_resu
    * the item); the item itself and file-level code check the unit only. */
   const km_sig *item = NULL;
   uint32_t item_end = 0;
-  for (uint32_t n = 1; n < u->nnodes && ok; n++) {
+  for (uint32_t n = 1; n < u->nnodes && ok && !r->stopped; n++) {
     const kl_node *nd = &u->nodes[n];
     if (ix->item_of[n] != KL_NONE) {
       item = opt->prefilter ? &ix->item_sig[ix->item_of[n]] : NULL;
@@ -612,9 +703,9 @@ int km_match_run(const km_index *ix, km_set *set, const km_options *opt, km_resu
   /* Opaque regions: token-level, every start. */
   uint32_t nop = 0;
   const uint32_t *op = kl_unit_nodes_of_kind(u, KL_N_OPAQUE, &nop);
-  for (uint32_t q = 0; q < nop && ok; q++) {
+  for (uint32_t q = 0; q < nop && ok && !r->stopped; q++) {
     const kl_node *nd = &u->nodes[op[q]];
-    for (uint32_t t = nd->tok_begin; t < nd->tok_end && ok; t++) {
+    for (uint32_t t = nd->tok_begin; t < nd->tok_end && ok && !r->stopped; t++) {
       for (uint32_t k = 0; k < npats && ok; k++) {
         if (!live[k] || (opt->max_matches && found[k] >= opt->max_matches)) continue;
         ms.p = pats[k];

@@ -340,6 +340,127 @@ static void add_reindented(buf *b, const char *src, uint32_t from, uint32_t to) 
   }
 }
 
+/* ---- keeping a substituted expression's meaning ----------------------------- */
+
+static int tpl_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+static int tpl_word(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '$';
+}
+
+/* Operators by length, longest first: what a template's text next to a
+ * metavariable use is. */
+static const char *const tpl_ops[] = {
+  "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=",
+  "&=", "|=", "^=", "->", "++", "--", "::", ".*", "*", "/", "%", "+", "-", "<", ">", "&", "^", "|",
+  "=", "?", ":", "!", "~", ".", NULL,
+};
+
+/* The strength of operator o as a binary operator (0: none). */
+static unsigned tpl_binary(const char *o) {
+  static const struct { const char *op; unsigned s; } tab[] = {
+    { "<<=", 2 }, { ">>=", 2 }, { "+=", 2 }, { "-=", 2 }, { "*=", 2 }, { "/=", 2 }, { "%=", 2 },
+    { "&=", 2 }, { "|=", 2 }, { "^=", 2 }, { "=", 2 }, { "?", 2 }, { ":", 2 }, { "||", 3 }, { "&&", 4 },
+    { "|", 5 }, { "^", 6 }, { "&", 7 }, { "==", 8 }, { "!=", 8 }, { "<", 9 }, { ">", 9 }, { "<=", 9 },
+    { ">=", 9 }, { "<<", 10 }, { ">>", 10 }, { "+", 11 }, { "-", 11 }, { "*", 12 }, { "/", 12 },
+    { "%", 12 }, { ".*", 13 }, { "->*", 13 },
+  };
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strcmp(tab[i].op, o) == 0) return tab[i].s;
+  return 0;
+}
+
+/* The operator ending just before byte end of text (after spaces), or NULL. */
+static const char *op_ending(const char *text, uint32_t end, uint32_t *start) {
+  for (int i = 0; tpl_ops[i]; i++) {
+    uint32_t n = (uint32_t)strlen(tpl_ops[i]);
+    if (end >= n && memcmp(text + end - n, tpl_ops[i], n) == 0) {
+      *start = end - n;
+      return tpl_ops[i];
+    }
+  }
+  return NULL;
+}
+
+/* Whether the template text before byte `end` (spaces skipped) ends an
+ * operand: 1 yes, 0 no. */
+static int tpl_ends_operand(const char *text, uint32_t end) {
+  while (end > 0 && tpl_space(text[end - 1])) end--;
+  if (end == 0) return 0;
+  char c = text[end - 1];
+  return tpl_word(c) || c == ')' || c == ']';
+}
+
+static km_ctx_side side(uint8_t kind, unsigned prec) { return (km_ctx_side){ kind, (uint8_t)prec }; }
+
+/* What the template has before a use starting at byte b. */
+static km_ctx_side tpl_left(const char *text, uint32_t b) {
+  while (b > 0 && tpl_space(text[b - 1])) b--;
+  if (b == 0) return side(KM_SIDE_DELIM, 0);
+  char c = text[b - 1];
+  if (c == '(' || c == '[' || c == '{' || c == ';' || c == ',' || c == '}') return side(KM_SIDE_DELIM, 0);
+  if (c == ')') return side(KM_SIDE_CAST, KM_PREC_PREFIX);
+  if (tpl_word(c)) {
+    uint32_t w = b;
+    while (w > 0 && tpl_word(text[w - 1])) w--;
+    if ((b - w == 6 && memcmp(text + w, "return", 6) == 0) || (b - w == 4 && memcmp(text + w, "case", 4) == 0))
+      return side(KM_SIDE_DELIM, 0);
+    return side(KM_SIDE_UNKNOWN, 0);
+  }
+  uint32_t at;
+  const char *o = op_ending(text, b, &at);
+  if (!o) return side(KM_SIDE_UNKNOWN, 0);
+  if (strcmp(o, ".") == 0 || strcmp(o, "->") == 0 || strcmp(o, "::") == 0) return side(KM_SIDE_OP, KM_PREC_SCOPE);
+  if (strcmp(o, "!") == 0 || strcmp(o, "~") == 0) return side(KM_SIDE_OP, KM_PREC_PREFIX);
+  int operand_before = tpl_ends_operand(text, at);
+  if (strcmp(o, "++") == 0 || strcmp(o, "--") == 0)
+    return operand_before ? side(KM_SIDE_UNKNOWN, 0) : side(KM_SIDE_OP, KM_PREC_PREFIX);
+  int amb = strcmp(o, "+") == 0 || strcmp(o, "-") == 0 || strcmp(o, "*") == 0 || strcmp(o, "&") == 0;
+  if (amb && !operand_before) return side(KM_SIDE_OP, KM_PREC_PREFIX);
+  unsigned s = tpl_binary(o);
+  return s ? side(KM_SIDE_OP, s) : side(KM_SIDE_UNKNOWN, 0);
+}
+
+/* What the template has after a use ending at byte e. */
+static km_ctx_side tpl_right(const char *text, size_t len, uint32_t e) {
+  while (e < len && tpl_space(text[e])) e++;
+  if (e >= len) return side(KM_SIDE_DELIM, 0);
+  char c = text[e];
+  if (c == ')' || c == ']' || c == '}' || c == ';' || c == ',' || c == '{') return side(KM_SIDE_DELIM, 0);
+  if (c == '(' || c == '[') return side(KM_SIDE_OP, KM_PREC_POSTFIX);
+  if (tpl_word(c) || c == '"' || c == '\'' || c == '#') return side(KM_SIDE_UNKNOWN, 0);
+  for (int i = 0; tpl_ops[i]; i++) {
+    size_t n = strlen(tpl_ops[i]);
+    if (e + n <= len && memcmp(text + e, tpl_ops[i], n) == 0) {
+      const char *o = tpl_ops[i];
+      if (strcmp(o, ".") == 0 || strcmp(o, "->") == 0 || strcmp(o, "++") == 0 || strcmp(o, "--") == 0)
+        return side(KM_SIDE_OP, KM_PREC_POSTFIX);
+      if (strcmp(o, "::") == 0) return side(KM_SIDE_OP, KM_PREC_SCOPE);
+      unsigned s = tpl_binary(o);
+      return s ? side(KM_SIDE_OP, s) : side(KM_SIDE_UNKNOWN, 0);
+    }
+  }
+  return side(KM_SIDE_UNKNOWN, 0);
+}
+
+/* Whether an expression binding [b, e) of u, put where template use k
+ * stands, must be parenthesized to keep its meaning: when an operator of
+ * the template next to it binds tighter than the binding's weakest one
+ * (`$x * 2` with $x = `a + b`), or when it holds a depth-0 comma. */
+static int op_char(char c) { return c && strchr("+-*/%<>=!~&|^.:?", c) != NULL; }
+
+static int needs_parens(const kl_unit *u, uint32_t b, uint32_t e, const km_template *t, uint32_t k) {
+  if (e <= b) return 0;
+  /* `-$x` with $x = `-a` must not paste into `--a` */
+  uint32_t ub = t->use_begin[k];
+  if (ub > 0 && op_char(t->text[ub - 1]) && op_char(u->src[u->tokens[b].off])) return 1;
+  unsigned min = km_run_strength(u, b, e, 1);
+  if (min == KM_PREC_ATOM) return 0;
+  if (min == KM_PREC_UNKNOWN || min == KM_PREC_COMMA) return 1;
+  int amb = km_tok_ambiguous(&u->tokens[b]);
+  return !km_fits_left(min, amb, tpl_left(t->text, t->use_begin[k])) ||
+         !km_fits_right(min, tpl_right(t->text, t->len, t->use_end[k]));
+}
+
 int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
                    const km_match *m, const km_template *t, km_replacement *out,
                    char *err, size_t errlen) {
@@ -387,6 +508,10 @@ int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
     }
     if (k == t->nuses) break;
     const km_binding *bd = &bs[use_slot[k]];
+    const char *uname = km_slot_name(p, (uint32_t)use_slot[k]);
+    int paren = p->slot_sort[use_slot[k]] == KM_SORT_EXPR && uname[0] != '.' &&
+                needs_parens(u, bd->tok_begin, bd->tok_end, t, k);
+    if (paren) buf_add(&b, "(", 1);
     nb[k] = (uint32_t)b.n;
     if (bd->tok_end > bd->tok_begin) {
       uint32_t from = tk[bd->tok_begin].off;
@@ -394,6 +519,7 @@ int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
       add_reindented(&b, u->src, from, to);
     }
     ne[k] = (uint32_t)b.n;
+    if (paren) buf_add(&b, ")", 1);
     pos = t->use_end[k];
   }
   if (!b.p) buf_add(&b, "", 0);

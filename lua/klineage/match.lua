@@ -86,7 +86,8 @@ local function rewrite(self, unit, template, opts)
   unit = as_unit(unit)
   local tpl, msg = pattern.template(template)
   if not tpl then return nil, msg end
-  local copts = { prefilter = opts.prefilter, max_steps = opts.max_steps, max_matches = opts.max_matches }
+  local copts = { prefilter = opts.prefilter, max_steps = opts.max_steps, max_matches = opts.max_matches,
+    max_total_steps = opts.max_total_steps }
   if opts.where or opts.within then
     local sel = {}
     for _, m in ipairs(self:find(unit, opts)) do sel[#sel + 1] = m.index end
@@ -106,7 +107,8 @@ local function rewrite_all(unit, rules)
     local pat, text, opts = rule[1], rule[2], rule[3] or {}
     local tpl, msg = pattern.template(text)
     if not tpl then return nil, string.format("rule %d: %s", i, msg.message) end
-    local copts = { prefilter = opts.prefilter, max_steps = opts.max_steps, max_matches = opts.max_matches }
+    local copts = { prefilter = opts.prefilter, max_steps = opts.max_steps, max_matches = opts.max_matches,
+    max_total_steps = opts.max_total_steps }
     if opts.where or opts.within then
       local sel = {}
       for _, m in ipairs(pat:find(unit, opts)) do sel[#sel + 1] = m.index end

@@ -27,6 +27,19 @@
 --             literals = { text... }, warnings = { text... } }
 --     err = { row, col, message, line, caret }
 --   pattern.template(text) -> { text, uses = { {name, s, e} } } | nil, message, err
+-- What patterns reach: expressions and statements in function bodies
+-- (template arguments included: `f<$N>($x)`), declarations at file scope
+-- and in bodies (`__shared__ float $t[$N];`), and directives as literal
+-- text (`#pragma unroll`, `#pragma unroll 4`, `#define BM 64`). What they
+-- do not reach, and the structured API (kl.source) to use instead, each a
+-- bad_input error here rather than a pattern that silently finds nothing:
+--   a metavariable inside a directive (`#define BM $N:int`, `#pragma unroll
+--     $N`): unit:defines(), stmt:pragmas();
+--   `__launch_bounds__(...)`: fn:launch_bounds();
+--   function headers, templates, parameter declarations (`const float
+--     *__restrict__ $p`): unit:functions(), fn:params(), fn:info().
+-- A template's directive is copied as text too: a metavariable inside one
+-- is the same error.
 -- The message is "row:col: what" followed by the pattern line and a caret
 -- line. The table is what kl.match.pattern turns into flat steps in C:
 -- root_kinds (kl.source kind names) and root_op drive dispatch, the slots
@@ -357,6 +370,53 @@ local function describe_at(text, pos)
   return string.format("unexpected '%s'", lex or rest:sub(1, 1))
 end
 
+-- Patterns that could never match -----------------------------------------------
+-- The matcher compares a directive as whitespace-collapsed text and does not
+-- reach function headers, parameter lists or `__launch_bounds__`: a pattern
+-- that needs them is an error that names the structured API to use, never a
+-- pattern that silently finds nothing.
+
+local directive_hint = "metavariables inside a preprocessor line never match (a directive is compared as "
+  .. "text): use unit:defines() for #define values, stmt:pragmas() for #pragma arguments"
+
+-- The first metavariable inside a directive token: its position, or nil.
+local function meta_in_directive(tokens)
+  for _, t in ipairs(tokens) do
+    if t.kind == "directive" then
+      -- t.text is collapsed: find the `$` in the raw pattern text instead
+      local at = t.raw:find("%$[%a_.]")
+      if at then return t.s + at - 1 end
+    end
+  end
+end
+
+local header_words = {
+  __global__ = true, __device__ = true, __host__ = true, template = true, extern = true, static = true,
+  inline = true, __forceinline__ = true, __noinline__ = true, typedef = true, struct = true, class = true,
+  union = true, enum = true, namespace = true, using = true,
+}
+
+-- A message for a parse failure whose cause is a construct patterns do not
+-- reach, or nil.
+local function unreachable_hint(text, pos)
+  local lb = text:find("__launch_bounds__", 1, true)
+  if lb then
+    return lb, "__launch_bounds__ belongs to a function header, which patterns do not reach: "
+      .. "use fn:launch_bounds() (kl.source) to read or edit it"
+  end
+  local first = text:match("^%s*([%a_][%w_]*)")
+  local at = (text:find("%S") or 1)
+  if first and header_words[first] then
+    return at, string.format("'%s' starts a function header or a top-level declaration, which patterns do not "
+      .. "reach: use unit:functions(), fn:params() and fn:info() (kl.source); a declaration at file scope "
+      .. "is reachable as a statement pattern (`__shared__ float $t[$N];`)", first)
+  end
+  if pos > #text:gsub("%s+$", "") and (text:find("__restrict__", 1, true) or text:match("^%s*const%s")) then
+    return at, "this reads as a parameter declaration, which patterns do not reach: use fn:params() "
+      .. "(kl.source) for parameters and their qualifiers; a local declaration pattern ends with ';'"
+  end
+end
+
 -- Post-pass ---------------------------------------------------------------------
 
 -- Walks the tree and gives every metavariable use its final sort: an
@@ -419,7 +479,7 @@ local function build_tokens(text, tree, uses)
   local tokens = {}
   for _, t in ipairs(raw) do
     local row, col = row_col(text, t.s)
-    local tk = { text = t.text, kind = classify(t.text), s = t.s, e = t.e, row = row, col = col }
+    local tk = { text = t.text, raw = t.text, kind = classify(t.text), s = t.s, e = t.e, row = row, col = col }
     if tk.kind == "meta" then
       local u = by_start[t.s]
       tk.slot, tk.sort, tk.ctx, tk.name = u.slot, u.sort, u.ctx, u.name
@@ -455,6 +515,12 @@ local root_kinds = {
 local function root_of(pat, root)
   local k = root.k
   if k == "jump" then return { root.op } end
+  if k == "pragma" then
+    -- kl.source: `#pragma` lines are pragma nodes, every other directive
+    -- (#define, #include, #if) a preproc node
+    local text = pat.source:sub(root.s, root.e - 1):match("^%s*(.-)%s*$")
+    return { text:match("^#%s*pragma%f[^%w_]") and "pragma" or "preproc" }
+  end
   if k == "number" then
     local text = pat.source:sub(root.s, root.e - 1):match("^%s*(.-)%s*$")
     local hex = text:match("^0[xX]")
@@ -518,6 +584,8 @@ local function parse(text)
   if not res then
     local pos = st.furthest
     pos = pos + #(lpeg.match(C(skip), text, pos) or "")
+    local at, hint = unreachable_hint(text, pos)
+    if at then return nil, M.format_error(text, at, hint) end
     return nil, M.format_error(text, pos, describe_at(text, pos))
   end
   local metas, uses_or_bad, msg = collect_metas(res.tree)
@@ -526,6 +594,8 @@ local function parse(text)
   end
   local pat = { source = text, shape = res.shape, tree = res.tree, metas = metas, warnings = {} }
   pat.tokens = build_tokens(text, res.tree, uses_or_bad)
+  local bad_meta = meta_in_directive(pat.tokens)
+  if bad_meta then return nil, M.format_error(text, bad_meta, directive_hint) end
   -- Slots: the metavariables, then one hidden slot per `...`, so a
   -- template can keep what a `...` matched (as `...` again, in order).
   pat.slots = {}
@@ -597,6 +667,12 @@ local function template(text)
   for _, t in ipairs(raw) do
     if t.text == "" and text:sub(t.s, t.s) == "$" then
       return nil, M.format_error(text, t.s, describe_at(text, t.s))
+    end
+    local in_directive = t.text:sub(1, 1) == "#" and t.text:find("%$[%a_.]")
+    if in_directive then
+      return nil, M.format_error(text, t.s + in_directive - 1, "a template's preprocessor line is copied as "
+        .. "text: a metavariable inside it would never be replaced; edit #define values with unit:defines() "
+        .. "and pragma arguments with stmt:pragmas()")
     end
     if t.text:sub(1, 1) == "$" then
       local name = t.text:match("^%$%.%.%.([%a_][%w_]*)$") or t.text:match("^%$([%a_][%w_]*)")

@@ -38,7 +38,7 @@ static km_pattern *compile(const km_ptoken *t, uint32_t n, km_shape shape, const
 }
 
 static int run(const km_index *ix, km_pattern *p, int prefilter, km_results *r) {
-  km_options o = { prefilter, 0, 0 };
+  km_options o = { prefilter, 0, 0, 0 };
   memset(r, 0, sizeof *r);
   return km_match_set(ix, &p, 1, &o, r);
 }
@@ -191,7 +191,7 @@ static void test_cap(test_batch *t) {
                                   LIT(","), SKIP(KM_CTX_ARGS), LIT(","), SKIP(KM_CTX_ARGS), LIT(","),
                                   LIT("1"), LIT(")") };
   km_pattern *p = compile(pt, 12, KM_SHAPE_EXPR, "call", NULL, NULL, 0);
-  km_options o = { 1, 3000, 0 };
+  km_options o = { 1, 3000, 0, 0 };
   km_results r = {0};
   OK(t, p && km_match_set(ix, &p, 1, &o, &r), "capped pattern runs");
   INT_EQ(t, r.n, 0, "no match");

@@ -13,8 +13,8 @@
  *   after 0xFF: the source text, parsed with kl.source.
  * When bit 7 of byte 0 is set, bytes 1-6 also make one structural check.
  * A descriptor the compiler accepts is matched over that text and over a
- * fixed kernel with a small work cap, and each match is instantiated with a
- * template naming every slot. Nothing may crash, leak or read out of
+ * fixed kernel with small work caps (per attempt and in all), and each
+ * match is instantiated with a template naming every slot. Nothing may crash, leak or read out of
  * bounds; refusals are fine. */
 #include <stdint.h>
 #include <stdio.h>
@@ -39,7 +39,7 @@ static const char kernel[] =
 static void exercise(km_pattern *p, const kl_unit *u) {
   km_index *ix = km_index_new(u);
   if (!ix) return;
-  km_options o = {1, 2000, 64};
+  km_options o = {1, 2000, 64, 200000};
   km_results r = {0};
   if (km_match_set(ix, &p, 1, &o, &r) && r.n) {
     /* A template that uses every slot once, by name, separated by spaces. */
