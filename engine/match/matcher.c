@@ -146,6 +146,19 @@ static int type_node_at(const mstate *ms, uint32_t t, uint32_t e) {
   return 0;
 }
 
+/* Whether pragma node n stands before the body of a control statement
+ * (rather than among the statements of a block). */
+static int pragma_leads_body(const kl_unit *u, uint32_t n) {
+  uint32_t par = u->nodes[n].parent;
+  if (par == KL_NONE) return 0;
+  switch (u->nodes[par].kind) {
+  case KL_N_FOR: case KL_N_RANGE_FOR: case KL_N_WHILE: case KL_N_DO: case KL_N_IF: case KL_N_SWITCH:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
 static int bind(mstate *ms, uint32_t i, uint32_t t) {
   const km_step *st = &ms->p->steps[i];
   const kl_unit *u = ms->u;
@@ -169,6 +182,16 @@ static int bind(mstate *ms, uint32_t i, uint32_t t) {
     int (*cat)(unsigned) = st->sort == KM_SORT_STMT ? km_kind_is_stmt : km_kind_is_expr;
     int found_type = 0;
     if (!ms->ix->opaque[t]) {
+      /* The pragmas before an unbraced body belong to it (a positional
+       * child before BODY/THEN/ELSE): $S of `for (...) $S` binds them
+       * with the statement they apply to, never a pragma alone. */
+      uint32_t first = ms->ix->start_node[t];
+      if (st->sort == KM_SORT_STMT && first != KL_NONE && u->nodes[first].kind == KL_N_PRAGMA &&
+          pragma_leads_body(u, first)) {
+        uint32_t target = kl_pragma_target(u, first);
+        if (target == KL_NONE || u->nodes[target].tok_end > ms->limit) return 0;
+        return try_bind(ms, i, t, u->nodes[target].tok_end, KL_NONE);
+      }
       uint32_t prev = KL_NONE;
       for (uint32_t n = ms->ix->start_node[t]; n != KL_NONE && u->nodes[n].tok_begin == t;
            n = u->nodes[n].parent) {

@@ -512,8 +512,17 @@ int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
     int paren = p->slot_sort[use_slot[k]] == KM_SORT_EXPR && uname[0] != '.' &&
                 needs_parens(u, bd->tok_begin, bd->tok_end, t, k);
     if (paren) buf_add(&b, "(", 1);
+    int runs = bd->tok_end > bd->tok_begin;
+    /* A directive (a pragma the binding carries with its statement) must
+     * start its own line and end it, or it stops being one. */
+    if (runs && tk[bd->tok_begin].kind == KL_TOK_PP &&
+        !(b.n ? b.p[b.n - 1] == '\n' : out->begin == 0 || u->src[out->begin - 1] == '\n')) {
+      while (b.n && (b.p[b.n - 1] == ' ' || b.p[b.n - 1] == '\t')) b.n--; /* no trailing blank */
+      buf_add(&b, "\n", 1);
+      buf_add(&b, u->src + ib, ie - ib);
+    }
     nb[k] = (uint32_t)b.n;
-    if (bd->tok_end > bd->tok_begin) {
+    if (runs) {
       uint32_t from = tk[bd->tok_begin].off;
       uint32_t to = tk[bd->tok_end - 1].off + tk[bd->tok_end - 1].len;
       add_reindented(&b, u->src, from, to);
@@ -521,6 +530,14 @@ int km_instantiate(const kl_unit *u, const km_pattern *p, const km_results *r,
     ne[k] = (uint32_t)b.n;
     if (paren) buf_add(&b, ")", 1);
     pos = t->use_end[k];
+    if (runs && tk[bd->tok_end - 1].kind == KL_TOK_PP) {
+      char c = pos < t->len ? t->text[pos] : out->end < u->len ? u->src[out->end] : '\n';
+      int next_nl = c == '\n' || c == '\r';
+      if (!next_nl) {
+        buf_add(&b, "\n", 1);
+        buf_add(&b, u->src + ib, ie - ib);
+      }
+    }
   }
   if (!b.p) buf_add(&b, "", 0);
   if (b.oom) {

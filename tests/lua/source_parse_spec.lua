@@ -85,13 +85,30 @@ describe("kl.match over a pragma-led body", function()
   it("never binds the outer loop's body to the pragma alone", function()
     -- with the pragma as the body, $S was "#pragma unroll" and a rewrite
     -- to $S dropped the inner loop
+    -- now $S is the pragma with the loop it applies to
     local p = assert(match.compile("for (int $k = 0; $k < 8; ++$k) $S"))
-    for _, m in ipairs(p:find(src)) do
-      expect(m.bindings.S.text):contains("for (int j = 0; j < 4; ++j)")
-    end
+    local all = p:find(src)
+    expect(#all):equals(1)
+    expect(all[1].bindings.S.text):equals("#pragma unroll\n    for (int j = 0; j < 4; ++j) s[k] += a[j];")
+    local text = assert(p:rewrite(src, "for (int $k = 0; $k < 8; $k += 1) $S"))
+    -- the pragma keeps a line of its own, or it would stop being a directive
+    expect(text):contains("for (int k = 0; k < 8; k += 1)\n  #pragma unroll\n      for (int j = 0; j < 4; ++j) s[k] += a[j];")
     local q = assert(match.compile("for (int $k = 0; $k < 8; ++$k)\n#pragma unroll\n$S"))
     local ms = q:find(src)
     expect(#ms):equals(1)
     expect(ms[1].bindings.S.text):equals("for (int j = 0; j < 4; ++j) s[k] += a[j];")
+  end)
+end)
+
+describe("kl.match rewrites keep directives on lines of their own", function()
+  local match = require "klineage.match"
+  it("ends a line after a binding that ends with a directive", function()
+    local src = "void f(int *p) {\n  if (p) {\n    p[0] = 1;\n#pragma unroll\n  }\n}\n"
+    local pat = assert(match.compile("if ($c) { $...XS }"))
+    local text = assert(pat:rewrite(src, "if ($c) { $...XS p[1] = 2; }"))
+    expect(text):contains("#pragma unroll\n")
+    expect(text):never_contains("#pragma unroll p[1]")
+    local _, diags = require("kl.source").parse(text)
+    expect(#diags):equals(0)
   end)
 end)
