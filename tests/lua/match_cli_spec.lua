@@ -397,6 +397,25 @@ describe("klineage match: the step cap", function()
     os.remove(copy)
   end)
 
+  it("warns when a file's whole search stops at --max-total-steps, and writes nothing in place", function()
+    local copy = write(os.tmpname() .. ".cu", text)
+    local code, out, err = run({ PATTERN, copy, "--max-total-steps", "5" })
+    expect(code):equals(cmd.exit.capped)
+    expect(err):contains(copy .. ": the search stopped at its total work cap (5 steps)")
+    expect(out):equals("")
+    local c2, _, e2 = run({ PATTERN, copy, "--rewrite", "__syncwarp(); ... __syncthreads();", "--in-place",
+      "--max-total-steps", "5" })
+    expect(c2):equals(cmd.exit.capped)
+    expect(e2):contains("total work cap")
+    expect(read(copy)):equals(text)
+    for _, bad in ipairs({ "0", "-5", "1.5", "x" }) do
+      local c3, _, e3 = run({ PATTERN, copy, "--max-total-steps=" .. bad })
+      expect(c3):equals(cmd.exit.error)
+      expect(e3):contains("--max-total-steps")
+    end
+    os.remove(copy)
+  end)
+
   it("refuses caps that are not positive whole numbers, or over 32 bits", function()
     for _, bad in ipairs({ "-5", "0", "2.5", "x", "4294967296" }) do
       local code, out, err = run({ PATTERN, path, "--max-steps=" .. bad })

@@ -122,7 +122,7 @@ end
 -- The options, as args.parse takes them (tests/lua/cli_input_spec.lua
 -- holds the help to them).
 local FLAGS = { rewrite = "string", in_place = "boolean", json = "boolean", no_prefilter = "boolean",
-                max_steps = "number", max_file_size = "number", pattern_file = "string", rewrite_file = "string" }
+                max_steps = "number", max_total_steps = "number", max_file_size = "number", pattern_file = "string", rewrite_file = "string" }
 
 -- The matcher's work cap per attempt, passed explicitly so that the
 -- documented default is this command's whatever kl.match's own is.
@@ -152,7 +152,7 @@ return {
   MAX_FILE_CEILING = MAX_FILE_CEILING,
   summary = "find code shapes in CUDA files (grep-like), or rewrite them",
   usage = "usage: klineage match PATTERN FILE... [--rewrite TEMPLATE [--in-place]] [--json] [--no-prefilter]\n"
-    .. "                      [--max-steps N] [--max-file-size BYTES]\n"
+    .. "                      [--max-steps N] [--max-total-steps N] [--max-file-size BYTES]\n"
     .. "       klineage match --pattern-file P FILE... [--rewrite-file T [--in-place]]\n"
     .. "       klineage match [options] PATTERN -- FILE...   (after --, every word is a FILE)",
   help = [[
@@ -194,7 +194,10 @@ cap is not written (its rewrite would be partial).
 
 Limits. Each match attempt stops after --max-steps matcher steps (default
 20000); a file with such attempts gets a warning that says how many, since
-matches there may be missing. A file over --max-file-size bytes (default
+matches there may be missing. The whole search of one file stops after
+--max-total-steps steps (default: kl.match's, 1000000 + 64 per token of
+the file), with a warning that later code was not searched, and a rewrite
+of that file is not made. A file over --max-file-size bytes (default
 4194304, 4 MiB; at most 16777216) is skipped with a warning, unread, and
 so is anything that is not a regular file (a FIFO, a device). One file is
 read and matched at a time, and freed before the next.
@@ -203,7 +206,8 @@ Exit status (the first that applies, in this order):
   2  a bad option, pattern or template, or a file that could not be read
      or written (the other files are still searched)
   4  some input was skipped: over --max-file-size, or not a regular file
-  3  some match attempt hit the step cap: the results may be incomplete
+  3  some match attempt hit the step cap, or a file's search hit its total
+     work cap: the results may be incomplete
   0  something matched (with --rewrite: some file changed)
   1  nothing matched
 
@@ -218,6 +222,8 @@ options:
   --no-prefilter       match without the literal-word prefilter
   --max-steps N        work cap per match attempt, a positive whole number
                        (default 20000, at most 4294967295)
+  --max-total-steps N  work cap for the whole search of one file, a
+                       positive whole number (default: kl.match's)
   --max-file-size B    skip files over B bytes, a positive whole number
                        (default 4194304, at most 16777216)]],
   run = function(argv, env)
@@ -225,6 +231,7 @@ options:
     local out, err_out = env and env.stdout or io.stdout, env and env.stderr or io.stderr
     local function warn(fmt, ...) err_out:write("klineage match: " .. string.format(fmt, ...) .. "\n") end
     local max_steps = positive("max-steps", a.max_steps, MAX_STEPS_CEILING) or DEFAULT_MAX_STEPS
+    local max_total = positive("max-total-steps", a.max_total_steps, math.maxinteger)
     local max_size = positive("max-file-size", a.max_file_size, MAX_FILE_CEILING) or files.MAX_SOURCE_BYTES
     local match = require "klineage.match"
     -- A pattern or template file: its text without the final newline.
@@ -248,15 +255,23 @@ options:
       local tpl, terr = match.template(a.rewrite)
       if not tpl then args.usage_error("bad template: %s", terr.message) end
     end
-    local opts = { prefilter = not a.no_prefilter, max_steps = max_steps }
+    local opts = { prefilter = not a.no_prefilter, max_steps = max_steps, max_total_steps = max_total }
     local cjson = a.json and require "cjson"
     local found, failed, skipped, capped = 0, false, 0, 0
 
+    -- Whether the search of one file was cut short, said on stderr.
     local function report_capped(shown, stats)
-      if stats.capped == 0 then return end
+      if stats.stopped then
+        warn("warning: %s: the search stopped at its total work cap (%d steps): later code was not searched",
+          shown, stats.max_total_steps)
+      elseif stats.capped > 0 then
+        warn("warning: %s: %d match attempt%s stopped at the step cap (--max-steps %d): matches there may be missing",
+          shown, stats.capped, stats.capped == 1 and "" or "s", max_steps)
+      else
+        return false
+      end
       capped = capped + 1
-      warn("warning: %s: %d match attempt%s stopped at the step cap (--max-steps %d): matches there may be missing",
-        shown, stats.capped, stats.capped == 1 and "" or "s", max_steps)
+      return true
     end
 
     -- One file: read, match, print, free (the unit closes on return).
@@ -275,8 +290,9 @@ options:
       end
       local unit <close> = match.as_unit(src, path)
       local matches, stats = pat:find(unit, opts)
-      report_capped(shown, stats)
+      local cut = report_capped(shown, stats)
       if a.rewrite then
+        if stats.stopped then return end -- kl.match refuses a rewrite of a stopped search
         local new, edits = pat:rewrite(unit, a.rewrite, opts)
         if not new then
           warn("%s: %s", shown, edits.message)
@@ -292,7 +308,7 @@ options:
             end
             out:write(cjson.encode({ file = path, edits = list }) .. "\n")
           elseif a.in_place then
-            if stats.capped > 0 then
+            if cut then
               warn("warning: %s: not written: its search hit the step cap, so the rewrite may be partial", shown)
             else
               local ok, werr = files.replace(path, new)
