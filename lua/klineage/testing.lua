@@ -163,6 +163,28 @@ function M.scratch_file(contents, suffix)
   return path
 end
 
+-- A fresh scratch folder; returns its path.
+function M.scratch_dir()
+  local dir = os.tmpname() .. ".d"
+  assert(os.execute("mkdir -p " .. shell_quote(dir)))
+  return dir
+end
+
+-- Whole-file helpers for tests: a failure to open raises.
+function M.write_file(path, text)
+  local h = assert(io.open(path, "wb"))
+  h:write(text)
+  h:close()
+  return path
+end
+
+function M.read_file(path)
+  local h = assert(io.open(path, "rb"))
+  local text = h:read("a")
+  h:close()
+  return text
+end
+
 -- Runs the spec files and prints one line per failure and a summary.
 -- Returns passed, failed.
 function M.run(files, opts)
@@ -177,6 +199,9 @@ function M.run(files, opts)
     env.check = M.check
     env.klineage = M.klineage
     env.scratch_file = M.scratch_file
+    env.scratch_dir = M.scratch_dir
+    env.write_file = M.write_file
+    env.read_file = M.read_file
     env.describe = function(name, fn)
       stack[#stack + 1] = name
       fn()

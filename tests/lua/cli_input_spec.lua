@@ -14,25 +14,9 @@ local saxpy = here .. "/../fixtures/workloads/saxpy"
 local sizes = here .. "/../fixtures/workloads/saxpy_sizes"
 local hostile = here .. "/../adversarial/cli"
 
-local function mkdtemp()
-  local dir = os.tmpname() .. ".d"
-  assert(os.execute("mkdir -p " .. q(dir)))
-  return dir
-end
+local mkdtemp, write, read = scratch_dir, write_file, read_file -- the runner's helpers
 
-local function write(path, text)
-  local h = assert(io.open(path, "wb"))
-  h:write(text)
-  h:close()
-  return path
-end
 
-local function read(path)
-  local h = assert(io.open(path, "rb"))
-  local text = h:read("a")
-  h:close()
-  return text
-end
 
 -- Runs klineage under sh with a time limit, from opts.cwd, with opts.env
 -- set (false: unset) and opts.shell (sh commands: ulimit, trap) before it.

@@ -24,18 +24,8 @@ local function tmpdir()
   return d
 end
 
-local function write(path, text)
-  local h = assert(io.open(path, "wb"))
-  h:write(text)
-  h:close()
-end
+local write, read = write_file, read_file -- the runner's helpers
 
-local function read(path)
-  local h = assert(io.open(path, "rb"))
-  local t = h:read("a")
-  h:close()
-  return t
-end
 
 -- w with another reference text (the same file name).
 local function with_source(w, text)

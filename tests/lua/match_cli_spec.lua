@@ -17,25 +17,9 @@ __global__ void k(float *a) {
 }
 ]]
 
-local function mkdtemp()
-  local dir = os.tmpname() .. ".d"
-  assert(os.execute("mkdir -p " .. q(dir)))
-  return dir
-end
+local mkdtemp, write, read = scratch_dir, write_file, read_file -- the runner's helpers
 
-local function write(path, text)
-  local h = assert(io.open(path, "wb"))
-  h:write(text)
-  h:close()
-  return path
-end
 
-local function read(path)
-  local h = assert(io.open(path, "rb"))
-  local text = h:read("a")
-  h:close()
-  return text
-end
 
 -- Every file under dir, with its contents, found by kl.fs (no find).
 local function snapshot(dir)

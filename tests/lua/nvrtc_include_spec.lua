@@ -10,12 +10,7 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/block_sum_cg"
 local cg_kernel = fixture .. "/cg.cu"
 
-local function read(path)
-  local h = assert(io.open(path, "rb"))
-  local text = h:read("a")
-  h:close()
-  return text
-end
+local read = read_file -- the runner's helpers
 
 describe("the NVRTC include path", function()
   it("holds the toolkit's include/ and, where the toolkit has it, include/cccl", function()

@@ -9,12 +9,7 @@ local source = require "kl.source"
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") or "."
 local workloads = here .. "/../../gpu/workloads"
 
-local function read(path)
-  local h = assert(io.open(path, "rb"))
-  local s = h:read("a")
-  h:close()
-  return s
-end
+local read = read_file -- the runner's helpers
 
 local function lineage_files()
   local files = {}
