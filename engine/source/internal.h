@@ -5,6 +5,25 @@
 
 #include "source/source.h"
 
+/* pool.c: the allocator of the large arrays of units and of the parser.
+ * Blocks are plain malloc blocks; sizes of 256 KiB and more are rounded up
+ * and recycled through a bounded pool (see pool.c), so parsing a large
+ * unit again does not page-fault its arrays in afresh. *cap gets the
+ * capacity in bytes, which kl_src_free takes back (a smaller value is
+ * safe). kl_src_grow keeps the first `used` bytes; NULL on out of memory,
+ * the old block then stays valid. */
+void *kl_src_alloc(size_t bytes, size_t *cap);
+void kl_src_free(void *p, size_t cap);
+void *kl_src_grow(void *p, size_t used, size_t *cap, size_t need);
+
+/* Every kl_unit is allocated by kl_source_parse as this, which records the
+ * capacities of its pooled arrays for kl_unit_free. */
+typedef struct kl_unit_impl {
+  kl_unit u;                   /* first: a kl_unit * converts to it       */
+  size_t src_cap, tokens_cap, nodes_cap, kids_cap, kid_field_cap, by_kind_cap; /* bytes */
+} kl_unit_impl;
+static inline kl_unit_impl *kl_unit_impl_of(kl_unit *u) { return (kl_unit_impl *)u; }
+
 /* A growable array of kl_diag owned by the unit being built. */
 int kl_diag_add(kl_unit *u, const char *id, const char *message, uint32_t tok_begin,
                 uint32_t tok_end);
@@ -88,7 +107,8 @@ int kl_parse(kl_unit *u);
 uint32_t kl_p_params(kl_parser *p);               /* PARAM_LIST at '(' */
 uint32_t kl_p_item(kl_parser *p);                 /* a top-level item  */
 
-/* layout.c: pre-order renumbering, kind index */
+/* layout.c: pre-order renumbering, kind index. It consumes the parser's
+ * node, kid and pending arrays (back to the pool, pointers cleared). */
 int kl_layout(kl_parser *p, uint32_t root);
 
 /* consts.c: evaluates the integer expression in tokens [b, e) of u. */

@@ -499,14 +499,17 @@ static uint32_t word_intern(kl_unit *u, uint32_t tok, int *is_new) {
 static kl_token *new_token(lexer *lx) {
   kl_unit *u = lx->u;
   if (lx->ntok == lx->cap) {
-    uint32_t cap = lx->cap ? lx->cap * 2 : 1024;
-    kl_token *t = realloc(u->tokens, (size_t)cap * sizeof *t);
+    /* a unit of one-byte tokens (garbage) outgrows the first guess */
+    kl_unit_impl *ui = kl_unit_impl_of(u);
+    kl_token *t = kl_src_grow(u->tokens, (size_t)lx->ntok * sizeof *t, &ui->tokens_cap,
+                              ((size_t)lx->cap + 1) * sizeof *t);
     if (!t) {
       lx->oom = 1;
       return NULL;
     }
     u->tokens = t;
-    lx->cap = cap;
+    size_t cap = ui->tokens_cap / sizeof *t;
+    lx->cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
   }
   return &u->tokens[lx->ntok++];
 }
@@ -515,10 +518,11 @@ int kl_lex(kl_unit *u) {
   /* the static tables are built once, safely across threads */
   pthread_once(&tables_once, tables_init);
   lexer lx = {.u = u, .s = (const unsigned char *)u->src, .n = u->len, .line = 1};
-  /* a rough guess: one token per 5 bytes */
-  lx.cap = u->len / 5 + 16;
-  u->tokens = malloc((size_t)lx.cap * sizeof *u->tokens);
+  /* sized once from the length: real CUDA has one token per 4.7 bytes */
+  kl_unit_impl *ui = kl_unit_impl_of(u);
+  u->tokens = kl_src_alloc(((size_t)u->len / 4 + 16) * sizeof *u->tokens, &ui->tokens_cap);
   if (!u->tokens) return 0;
+  lx.cap = (uint32_t)(ui->tokens_cap / sizeof *u->tokens);
   uint32_t last_line = 0;
   for (;;) {
     uint32_t tb = lx.i;

@@ -304,6 +304,16 @@ typedef struct kl_unit {
 kl_unit *kl_source_parse(const char *text, size_t len, const char *name);
 void kl_unit_free(kl_unit *u);
 
+/* Memory. The large arrays (256 KiB and more) of a freed unit are kept for
+ * the next parse instead of going back to the system: a large unit's
+ * arrays are fresh pages otherwise, and faulting them in costs as much as
+ * parsing. At most KL_SOURCE_POOL_MAX bytes are kept, across all threads.
+ * kl_source_trim gives them back now; kl_source_pooled_bytes says how much
+ * is kept. */
+#define KL_SOURCE_POOL_MAX (192u << 20)
+void kl_source_trim(void);
+size_t kl_source_pooled_bytes(void);
+
 /* Writes the unit's text rebuilt from its tokens (trivia + text of each) into
  * a fresh malloc'd, NUL-terminated buffer the caller frees; *len_out gets the
  * length. Equal to the parsed input byte for byte. NULL when out of memory. */

@@ -28,11 +28,12 @@ static int diag_order(const void *a, const void *b) {
 
 kl_unit *kl_source_parse(const char *text, size_t len, const char *name) {
   if (len >= UINT32_MAX) return NULL;
-  kl_unit *u = calloc(1, sizeof *u);
-  if (!u) return NULL;
+  kl_unit_impl *ui = calloc(1, sizeof *ui);
+  if (!ui) return NULL;
+  kl_unit *u = &ui->u;
   if (!name) name = "<input>";
   u->name = strdup(name);
-  u->src = malloc(len + 1);
+  u->src = kl_src_alloc(len + 1, &ui->src_cap);
   if (!u->name || !u->src) goto fail;
   if (len) memcpy(u->src, text, len);
   u->src[len] = '\0';
@@ -52,17 +53,18 @@ fail:
 
 void kl_unit_free(kl_unit *u) {
   if (!u) return;
+  kl_unit_impl *ui = kl_unit_impl_of(u);
   free(u->name);
-  free(u->src);
-  free(u->tokens);
-  free(u->nodes);
-  free(u->kids);
-  free(u->kid_field);
-  free(u->by_kind);
+  kl_src_free(u->src, ui->src_cap);
+  kl_src_free(u->tokens, ui->tokens_cap);
+  kl_src_free(u->nodes, ui->nodes_cap);
+  kl_src_free(u->kids, ui->kids_cap);
+  kl_src_free(u->kid_field, ui->kid_field_cap);
+  kl_src_free(u->by_kind, ui->by_kind_cap);
   free(u->diags);
   free(u->annotations);
   free(u->word_tok);
   free(u->word_hash);
   free(u->consts);
-  free(u);
+  free(ui);
 }
