@@ -16,15 +16,31 @@ void *kl_src_alloc(size_t bytes, size_t *cap);
 void kl_src_free(void *p, size_t cap);
 void *kl_src_grow(void *p, size_t used, size_t *cap, size_t need);
 
+enum { KL_DIAG_ID_SLOTS = 16 };
+
 /* Every kl_unit is allocated by kl_source_parse as this, which records the
  * capacities of its pooled arrays for kl_unit_free. */
 typedef struct kl_unit_impl {
   kl_unit u;                   /* first: a kl_unit * converts to it       */
   size_t src_cap, tokens_cap, nodes_cap, kids_cap, kid_field_cap, by_kind_cap; /* bytes */
+  /* kl_diag_add's bounds: diagnostics kept per id, the suppressed range */
+  uint32_t diags_cap;
+  uint32_t ndiag_ids;
+  const char *diag_id[KL_DIAG_ID_SLOTS];
+  uint32_t diag_id_count[KL_DIAG_ID_SLOTS];
+  uint32_t suppressed_begin, suppressed_end;
+  /* consts.c: open-addressed name -> last constant index + 1 (0 empty) */
+  uint32_t *const_index;
+  uint32_t const_index_cap;  /* power of two, or 0 before kl_unit_constants */
+  /* affine.c: the lookup index of the function analysed last, and the
+   * file-scope __shared__ arrays (computed once); freed by kl_unit_free */
+  struct kl_fn_index *fn_index;
+  struct kl_file_shared *file_shared;
 } kl_unit_impl;
 static inline kl_unit_impl *kl_unit_impl_of(kl_unit *u) { return (kl_unit_impl *)u; }
 
-/* A growable array of kl_diag owned by the unit being built. */
+/* Adds a diagnostic to the unit being built (unit.c: adjacent repeats
+ * merge, at most KL_SOURCE_DIAG_CAP per id). 0 on out of memory. */
 int kl_diag_add(kl_unit *u, const char *id, const char *message, uint32_t tok_begin,
                 uint32_t tok_end);
 
@@ -110,6 +126,36 @@ uint32_t kl_p_item(kl_parser *p);                 /* a top-level item  */
 /* layout.c: pre-order renumbering, kind index. It consumes the parser's
  * node, kid and pending arrays (back to the pool, pointers cleared). */
 int kl_layout(kl_parser *p, uint32_t root);
+
+/* consts.c: the index of the last constant named name[0, len) in
+ * u->consts (after kl_unit_constants), or KL_NONE. O(1). */
+uint32_t kl_const_find(const kl_unit *u, const char *name, uint32_t len);
+
+/* scope.c: the lookup index of function fn (cached on the unit for the
+ * function asked last; NULL on out of memory). Names are texts of IDENT
+ * nodes (u->src ranges); KL_NONE is "no such name in the function". */
+typedef struct kl_fn_index kl_fn_index;
+const kl_fn_index *kl_fn_index_get(kl_unit *u, uint32_t fn);
+void kl_fn_index_free(kl_unit *u);
+uint32_t kl_fn_name(const kl_fn_index *x, const kl_unit *u, uint32_t off, uint32_t len);
+/* The first PARAM of fn with that name, or KL_NONE. */
+uint32_t kl_fn_param(const kl_fn_index *x, uint32_t name);
+/* The last DECLARATOR of that name with id < before declared in scope:
+ * by a DECL_STMT child of the COMPOUND scope, or in the init of the
+ * FOR/RANGE_FOR scope. KL_NONE when none. */
+uint32_t kl_fn_last_decl(const kl_fn_index *x, uint32_t name, uint32_t scope, uint32_t before);
+/* Whether any block or for-init of fn declares name. */
+int kl_fn_has_decl(const kl_fn_index *x, uint32_t name);
+/* The innermost FOR of fn around site (or site itself) whose induction
+ * variable is name, when it is at most max_up levels above site; else
+ * KL_NONE. */
+uint32_t kl_fn_loop(const kl_fn_index *x, const kl_unit *u, uint32_t name, uint32_t site,
+                    uint32_t max_up);
+/* Whether a node in [begin, end) assigns, increments or decrements name. */
+int kl_fn_written(const kl_fn_index *x, uint32_t name, uint32_t begin, uint32_t end);
+
+/* affine.c: frees the caches affine.c and scope.c keep on a unit. */
+void kl_affine_cache_free(kl_unit *u);
 
 /* consts.c: evaluates the integer expression in tokens [b, e) of u. */
 int kl_eval_tokens(kl_unit *u, const kl_token *t, uint32_t b, uint32_t e, const char *src,

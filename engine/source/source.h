@@ -242,11 +242,23 @@ enum {
 
 /* ---- diagnostics, annotations ------------------------------------------- */
 
+/* Diagnostics are bounded whatever the input: a run of the same token
+ * diagnostic (KLS003, KLS004, KLS005 with the same message) over adjacent
+ * or overlapping tokens is ONE diagnostic over the whole run (consecutive
+ * invalid bytes are one KLS004; opaque regions, KLS001 and KLS002, stay one
+ * per node), and at most KL_SOURCE_DIAG_CAP diagnostics of each id are kept, the first
+ * ones in the order the stages find them. When any were dropped, the last
+ * diagnostic is one "KLS006" whose range runs from the first dropped one to
+ * the last, and kl_unit.ndiags_suppressed counts them. */
+#define KL_SOURCE_DIAG_CAP 256
+
 typedef struct kl_diag {
   const char *id;         /* stable id: "KLS001" opaque region, "KLS002"
                              nesting deeper than KL_SOURCE_MAX_DEPTH, "KLS003"
                              unbalanced bracket, "KLS004" invalid byte,
-                             "KLS005" unterminated literal or comment       */
+                             "KLS005" unterminated literal or comment,
+                             "KLS006" further diagnostics suppressed (always
+                             last, at most one)                             */
   const char *message;    /* static English text                             */
   uint32_t tok_begin, tok_end;
   uint32_t line, col;
@@ -296,6 +308,9 @@ typedef struct kl_unit {
   kl_const *consts;
   uint32_t nconsts;
   int consts_done;
+
+  /* diagnostics dropped by the cap (see KL_SOURCE_DIAG_CAP, KLS006) */
+  uint32_t ndiags_suppressed;
 } kl_unit;
 
 /* Parses text[0, len). The text is copied; it may contain NUL bytes.
