@@ -58,6 +58,12 @@ int kl_balance(kl_unit *u);
 /* parse_*.c: the structure layer. The parser builds nodes in creation order
  * (children before parents) on a pending stack, then layout.c renumbers
  * them into the pre-order arrays of the unit. */
+/* The children of a parser node, kids[begin, begin + count), and the
+ * size of its subtree (itself included; saturates at UINT32_MAX). */
+typedef struct kl_p_range {
+  uint32_t begin, count, size;
+} kl_p_range;
+
 typedef struct kl_parser {
   kl_unit *u;
   const kl_token *t;
@@ -65,6 +71,10 @@ typedef struct kl_parser {
 
   kl_node *nodes;              /* creation order                          */
   uint32_t nnodes, ncap;
+  kl_p_range *ranges;          /* [ncap]: each node's children, as kl_p_finish
+                                  made them (the layout reads these, not the
+                                  40-byte nodes); in nodes' block, after
+                                  nodes[ncap]: freeing nodes frees it     */
   uint32_t *kids;
   uint8_t *kfield;
   uint32_t nkids, kcap;

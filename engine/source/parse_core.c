@@ -16,16 +16,27 @@ static uint32_t first_cap(const kl_parser *p) {
   return n < UINT32_MAX - 64 ? n + 64 : UINT32_MAX;
 }
 
-/* Grows one array whose capacity is counted in elements. */
-static int grow_one(void **a, size_t elem, uint32_t *cap, uint32_t need, uint32_t first,
-                    uint32_t used) {
-  if (need <= *cap) return 1;
-  size_t bytes = (size_t)*cap * elem;
-  size_t want = (size_t)(need > first ? need : first) * elem;
-  void *q = kl_src_grow(*a, (size_t)used * elem, &bytes, want);
+/* The nodes and their ranges share one block, nodes first then ranges at
+ * nodes + ncap, so that whoever frees p->nodes frees both. */
+static int grow_nodes(kl_parser *p) {
+  const size_t per = sizeof *p->nodes + sizeof *p->ranges;
+  uint32_t first = first_cap(p);
+  size_t want = p->nnodes + 1 > first ? (size_t)p->nnodes + 1 : first;
+  if (p->ncap && want < (size_t)p->ncap + p->ncap / 2) want = (size_t)p->ncap + p->ncap / 2;
+  if (want > UINT32_MAX) want = UINT32_MAX;
+  size_t bytes;
+  kl_node *q = kl_src_alloc(want * per, &bytes);
   if (!q) return 0;
-  *a = q;
-  *cap = (uint32_t)(bytes / elem < UINT32_MAX ? bytes / elem : UINT32_MAX);
+  uint32_t cap = (uint32_t)(bytes / per < UINT32_MAX ? bytes / per : UINT32_MAX);
+  kl_p_range *r = (kl_p_range *)(q + cap);
+  if (p->nodes) {
+    memcpy(q, p->nodes, (size_t)p->nnodes * sizeof *p->nodes);
+    memcpy(r, p->ranges, (size_t)p->nnodes * sizeof *p->ranges);
+    kl_src_free(p->nodes, (size_t)p->ncap * per);
+  }
+  p->nodes = q;
+  p->ranges = r;
+  p->ncap = cap;
   return 1;
 }
 
@@ -76,14 +87,17 @@ uint32_t kl_p_finish(kl_parser *p, kl_node_kind kind, uint32_t mark, uint32_t to
   if (!grow2((void **)&p->kids, sizeof *p->kids, (void **)&p->kfield, sizeof *p->kfield,
              &p->kcap, p->nkids + nk, first_cap(p), p->nkids))
     goto oom;
-  if (p->nnodes + 1 > p->ncap &&
-      !grow_one((void **)&p->nodes, sizeof *p->nodes, &p->ncap, p->nnodes + 1,
-                first_cap(p), p->nnodes))
-    goto oom;
-  /* most nodes have 0-3 children: a loop beats memcpy calls */
+  if (p->nnodes + 1 > p->ncap && !grow_nodes(p)) goto oom;
+  /* most nodes have 0-3 children: a loop beats memcpy calls. The subtree
+   * size is summed while the children are hot (the layout numbers nodes
+   * from it); a node shared by two parents (a parser bug) can only make
+   * it too large, which the layout detects. */
+  uint64_t size = 1;
   for (uint32_t i = 0; i < nk; i++) {
-    p->kids[p->nkids + i] = p->pend[mark + i];
+    uint32_t kid = p->pend[mark + i];
+    p->kids[p->nkids + i] = kid;
     p->kfield[p->nkids + i] = p->pfield[mark + i];
+    size += p->ranges[kid].size;
   }
   kl_node *n = &p->nodes[p->nnodes];
   n->kind = (uint16_t)kind;
@@ -97,6 +111,7 @@ uint32_t kl_p_finish(kl_parser *p, kl_node_kind kind, uint32_t mark, uint32_t to
   n->parent = KL_NONE;
   n->child_begin = p->nkids;
   n->child_count = nk;
+  p->ranges[p->nnodes] = (kl_p_range){p->nkids, nk, size < UINT32_MAX ? (uint32_t)size : UINT32_MAX};
   p->nkids += nk;
   p->npend = mark;
   return p->nnodes++;
