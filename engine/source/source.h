@@ -31,8 +31,11 @@
  * it. Everything a unit hands out (pointers to tokens, nodes, text, index
  * lists, constants, annotations) is borrowed and valid until
  * kl_unit_free(unit). A unit is never modified after parse except by the
- * lazily computed caches (constants), so one unit must not be used from two
- * threads while those are first computed.
+ * lazily computed caches (constants; the lookup index of the function the
+ * affine queries kl_affine_of, kl_access_patterns and kl_shared_accesses
+ * were last asked about, replaced when they are asked about another one),
+ * so one unit must not be used from two threads while the constants are
+ * first computed, nor by affine queries from two threads at once.
  *
  * Ranges: token ranges are half-open [tok_begin, tok_end). A node's text is
  * from the first byte of tokens[tok_begin]'s text (its leading trivia is not
@@ -515,7 +518,12 @@ enum {
  *   symbols; integer constants are folded;
  * - a non-affine addend goes to rest[] (a product or quotient containing one
  *   makes the whole product non-affine).
- * Returns 1 when fully affine (nrest == 0). */
+ * Work is bounded: each query (each access of kl_access_patterns) has a
+ * budget of steps, and what is left when it runs out is non-affine. Lookups
+ * of names are indexed per function (O(log n) each, whatever its number of
+ * statements); only the walk from a use up to its declaration, past 8
+ * levels, is charged. `expr` must lie inside `fn` (outside it no local is
+ * seen). Returns 1 when fully affine (nrest == 0). */
 int kl_affine_of(kl_unit *u, uint32_t fn, uint32_t expr, kl_affine *out);
 
 /* Per access to a pointer parameter p[idx] in a function, directly or
