@@ -1,8 +1,9 @@
 -- Benchmark of kl.source on inputs built to hit superlinear paths: a 5 MB
 -- unit, 1 MB of garbage and of 0xFF bytes (with the size of the
 -- diagnostics they make), access patterns of a kernel of 40k statements,
--- 200k nested ifs, a 1M-term chain, 100k chained #defines and a kernel
--- with 20k parameters.
+-- 200k nested ifs, a 1M-term chain, 100k chained #defines, 512k unclosed
+-- ( then 512k ], 2000 wide subscripts 400 loops deep and a kernel with 20k
+-- parameters.
 --
 --   klineage run bench/source_bounds.lua [REPS]
 --
@@ -91,6 +92,18 @@ local function defines(n)
   return table.concat(t)
 end
 
+-- d nested loops, then s subscripts of t loop variables each
+local function deep_loops(d, s, t)
+  local parts = { "__global__ void k(float *a, int n) {\n" }
+  for k = 1, d do parts[#parts + 1] = string.format("for (int j%d = 0; j%d < n; j%d++) {\n", k, k, k) end
+  local terms = {}
+  for k = 1, t do terms[#terms + 1] = "j" .. (k % d + 1) end
+  local stmt = "a[" .. table.concat(terms, " + ") .. "] = 0;\n"
+  for _ = 1, s do parts[#parts + 1] = stmt end
+  parts[#parts + 1] = string.rep("}", d) .. "}\n"
+  return table.concat(parts)
+end
+
 local function many_params(n)
   local ps, uses = {}, {}
   for k = 1, n do
@@ -177,6 +190,20 @@ local cases = {
       local n = 0
       for _ in pairs(cs) do n = n + 1 end
       return { constants = n }
+    end },
+  { name = "brackets_1mb", label = "parse 512k ( then 512k ]", input = function()
+      return string.rep("(", 1 << 19) .. string.rep("]", 1 << 19)
+    end, run = function(text)
+      local u, d = source.parse(text)
+      u:close()
+      return { diags = #d }
+    end },
+  { name = "deep_loops", label = "access_patterns, 400 loops deep", input = function()
+      return deep_loops(400, 2000, 200)
+    end, prepare = source.parse, run = function(u)
+      local n = 0
+      for _, p in pairs(u:access_patterns(first_function(u))) do n = n + #p.accesses end
+      return { accesses = n }
     end },
   { name = "params_20k", label = "access_patterns, 20k parameters", input = function()
       return many_params(20000)
