@@ -76,7 +76,7 @@ static int number(kl_parser *p, uint32_t root, int recount, uint32_t *newid, uin
       if (k == KL_NONE) continue;
       /* k >= x: not created before its parent; newid set: adopted twice;
        * past the parent's range: sizes that do not add up */
-      if (k >= x || newid[k] != KL_NONE || next >= id + r->size) return 0;
+      if (k >= x || newid[k] != KL_NONE || next - id >= r->size) return 0;
       newid[k] = next;
       order[next] = k;
       next += p->ranges[k].size;
