@@ -1,7 +1,10 @@
 /* kl.source: the lossless CUDA C/C++ model (engine/source) as Lua values.
  *
  *   source.parse(text [, name]) -> unit, diagnostics
- *     never fails on content; diagnostics = { {id, message, line, col, text} }
+ *     never fails on content; diagnostics = { {id, message, line, col, text,
+ *     len} }: text is the first 256 bytes of the range, len its full length
+ *     in bytes; the last one may be KLS006 with `suppressed` = the number of
+ *     diagnostics the cap dropped (see source.h)
  *   source.kinds, source.fields: the node kind and field names; max_depth
  *   tostring(unit) == text                 byte for byte
  *   unit:root() unit:functions() unit:walk([kinds]) unit:constants()
@@ -183,21 +186,36 @@ static void set_bool(lua_State *L, const char *k, int v) {
   lua_setfield(L, -2, k);
 }
 
+/* A diagnostic's text is its range's first DIAG_TEXT_MAX bytes: an opaque
+ * region may be the whole file, and the table must stay small. */
+#define DIAG_TEXT_MAX 256
+
 static void push_diagnostics(lua_State *L, const kl_unit *u) {
   lua_createtable(L, (int)u->ndiags, 0);
   for (uint32_t i = 0; i < u->ndiags; i++) {
     const kl_diag *d = &u->diags[i];
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 8);
     lua_pushstring(L, d->id);
     lua_setfield(L, -2, "id");
-    lua_pushstring(L, d->message);
-    lua_setfield(L, -2, "message");
+    if (strcmp(d->id, "KLS006") == 0) {
+      lua_pushfstring(L, "%d more diagnostics suppressed (at most %d of each id are kept)",
+                      (int)u->ndiags_suppressed, (int)KL_SOURCE_DIAG_CAP);
+      lua_setfield(L, -2, "message");
+      set_int(L, "suppressed", u->ndiags_suppressed);
+    } else {
+      lua_pushstring(L, d->message);
+      lua_setfield(L, -2, "message");
+    }
     set_int(L, "line", d->line);
     set_int(L, "col", d->col);
-    uint32_t b = u->tokens[d->tok_begin].off;
-    uint32_t last = d->tok_end > d->tok_begin ? d->tok_end - 1 : d->tok_begin;
+    uint32_t tb = d->tok_begin < u->ntokens ? d->tok_begin : u->ntokens - 1;
+    uint32_t last = d->tok_end > tb ? d->tok_end - 1 : tb;
+    if (last >= u->ntokens) last = u->ntokens - 1;
+    uint32_t b = u->tokens[tb].off;
     uint32_t e = u->tokens[last].off + u->tokens[last].len;
-    set_str(L, "text", u->src + b, e - b);
+    if (e < b) e = b;
+    set_int(L, "len", e - b);
+    set_str(L, "text", u->src + b, e - b < DIAG_TEXT_MAX ? e - b : DIAG_TEXT_MAX);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
 }

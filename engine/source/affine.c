@@ -11,16 +11,10 @@
 typedef struct context {
   kl_unit *u;
   uint32_t fn;
-  uint32_t *params;    /* PARAM nodes */
-  uint32_t *param_tok; /* their name tokens (KL_NONE when unnamed) */
-  uint32_t nparams;
-  const kl_const *consts;
-  uint32_t nconsts;
+  const kl_fn_index *ix; /* locals, assignments and parameters by name */
   /* Work left for one access: substituting locals can repeat subtrees
    * (b = a + a; c = b + b; ...), so the analysis is capped. */
   uint32_t *work;
-  uint32_t *writes;    /* nodes that assign or ++/-- an identifier, in order */
-  uint32_t nwrites;
 } context;
 
 #define KL_AFFINE_WORK 4096
@@ -159,88 +153,29 @@ static void variable(kl_affine *f, uint8_t var, uint32_t off, uint32_t len, uint
 /* ---- the function's facts ----------------------------------------------------------- */
 
 static uint32_t find_param(const context *c, uint32_t off, uint32_t len) {
-  for (uint32_t i = 0; i < c->nparams; i++) {
-    if (c->param_tok[i] == KL_NONE) continue;
-    const kl_token *t = &c->u->tokens[c->param_tok[i]];
-    if (t->len == len && memcmp(c->u->src + t->off, c->u->src + off, len) == 0)
-      return c->params[i];
-  }
-  return KL_NONE;
+  return kl_fn_param(c->ix, kl_fn_name(c->ix, c->u, off, len));
 }
 
-static int context_fill(context *c, kl_unit *u, uint32_t fn, uint32_t *work) {
+/* Sets c up for function fn; 0 when out of memory. The index is the
+ * unit's (kept for the next query on fn), nothing to free. */
+static int context_init(context *c, kl_unit *u, uint32_t fn, uint32_t *work) {
   memset(c, 0, sizeof *c);
   c->u = u;
   c->fn = fn;
   c->work = work;
-  uint32_t end = u->nodes[fn].subtree_end, cap = 0;
-  for (uint32_t i = fn; i < end; i++) {
-    const kl_node *nd = &u->nodes[i];
-    int w = nd->kind == KL_N_ASSIGN ||
-            ((nd->kind == KL_N_POSTFIX || nd->kind == KL_N_UNARY) &&
-             (nd->op == KL_P2('+', '+') || nd->op == KL_P2('-', '-')));
-    if (!w || u->nodes[kl_child(u, i, 0)].kind != KL_N_IDENT) continue;
-    if (c->nwrites == cap) {
-      cap = cap ? cap * 2 : 16;
-      uint32_t *bigger = realloc(c->writes, cap * sizeof *bigger);
-      if (!bigger) return 0;
-      c->writes = bigger;
-    }
-    c->writes[c->nwrites++] = i;
-  }
-  c->consts = kl_unit_constants(u, &c->nconsts);
-  uint32_t params = kl_node_field(u, fn, KL_F_PARAMS);
-  if (params != KL_NONE) {
-    const kl_node *pl = &u->nodes[params];
-    c->params = malloc((pl->child_count + 1) * sizeof *c->params);
-    c->param_tok = malloc((pl->child_count + 1) * sizeof *c->param_tok);
-    if (!c->params || !c->param_tok) return 0;
-    for (uint32_t i = 0; i < pl->child_count; i++) {
-      uint32_t pn = kl_child(u, params, i);
-      uint32_t name = kl_node_field(u, pn, KL_F_NAME);
-      c->params[c->nparams] = pn;
-      c->param_tok[c->nparams++] = name == KL_NONE ? KL_NONE : u->nodes[name].tok_begin;
-    }
-  }
-  return 1;
+  uint32_t nconsts;
+  kl_unit_constants(u, &nconsts); /* computed before the index is taken */
+  c->ix = kl_fn_index_get(u, fn);
+  return c->ix != NULL;
 }
 
-static void context_free(context *c) {
-  free(c->writes);
-  free(c->params);
-  free(c->param_tok);
-}
-
-/* Sets c up for function fn; on failure (out of memory) nothing is left
- * to free. */
-static int context_init(context *c, kl_unit *u, uint32_t fn, uint32_t *work) {
-  if (context_fill(c, u, fn, work)) return 1;
-  context_free(c);
-  return 0;
-}
+static void context_free(context *c) { (void)c; }
 
 /* The for-loop enclosing `site` whose induction variable is named by the
- * text at off/len, or KL_NONE. */
+ * text at off/len, or KL_NONE. Only loops at most 511 levels above the
+ * site count (the bound of the walk this lookup replaces). */
 static uint32_t loop_of_var(const context *c, uint32_t site, uint32_t off, uint32_t len) {
-  const kl_unit *u = c->u;
-  uint32_t steps = 0;
-  for (uint32_t n = site; n != KL_NONE && n != c->fn && steps++ < 512; n = u->nodes[n].parent) {
-    if (u->nodes[n].kind != KL_N_FOR) continue;
-    uint32_t init = kl_node_field(u, n, KL_F_INIT);
-    if (init == KL_NONE) continue;
-    uint32_t name = KL_NONE;
-    if (u->nodes[init].kind == KL_N_DECL) {
-      uint32_t d = kl_node_field(u, init, KL_F_DECLARATOR);
-      if (d != KL_NONE) name = kl_node_field(u, d, KL_F_NAME);
-    } else if (u->nodes[init].kind == KL_N_ASSIGN) {
-      name = kl_child(u, init, 0);
-    }
-    if (name == KL_NONE || u->nodes[name].kind != KL_N_IDENT) continue;
-    uint32_t o, l;
-    ident_text(u, name, &o, &l);
-    if (l == len && memcmp(u->src + o, u->src + off, len) == 0) return n;
-  }
-  return KL_NONE;
+  return kl_fn_loop(c->ix, c->u, kl_fn_name(c->ix, c->u, off, len), site, 511);
 }
 
 /* ---- locals in scope ------------------------------------------------------------- */
@@ -251,56 +186,41 @@ static int is_name(const kl_unit *u, uint32_t node, uint32_t off, uint32_t len);
  * name in a statement before the site in an enclosing block (or a for-loop
  * init). Returns 0 when none is in scope, 1 with *value (its initializer)
  * when the variable is never assigned again within its block, and -1 when
- * it is (or has no initializer). */
+ * it is (or has no initializer). The walk goes up the site's ancestors
+ * (the tree's depth is capped by the parser); each level is one lookup in
+ * the function's index, whatever the number of statements. A site outside
+ * fn sees no locals. */
 static int resolve_local(const context *c, uint32_t site, uint32_t off, uint32_t len,
                          uint32_t *value) {
   const kl_unit *u = c->u;
-  uint32_t decl = KL_NONE, scope = KL_NONE;
+  uint32_t name = kl_fn_name(c->ix, u, off, len);
+  if (!kl_fn_has_decl(c->ix, name)) return 0; /* parameters, constants */
+  uint32_t decl = KL_NONE, scope = KL_NONE, levels = 0;
   for (uint32_t child = site, n = u->nodes[site].parent; n != KL_NONE && decl == KL_NONE;
        child = n, n = u->nodes[n].parent) {
     const kl_node *nd = &u->nodes[n];
-    uint32_t list = KL_NONE, upto = nd->child_count;
+    /* a use deep below its declaration costs the walk: each level past
+     * the eighth is charged to the access's work, so deep nesting cannot
+     * make an access unbounded */
+    if (++levels > 8) {
+      if (*c->work == 0) return -1; /* out of work: treat as unknown */
+      (*c->work)--;
+    }
     if (nd->kind == KL_N_COMPOUND) {
-      list = n;
-      for (uint32_t i = 0; i < nd->child_count; i++)
-        if (kl_child(u, n, i) == child) upto = i;
+      /* declarations of the block's statements before the site's */
+      decl = kl_fn_last_decl(c->ix, name, n, child);
     } else if (nd->kind == KL_N_FOR || nd->kind == KL_N_RANGE_FOR) {
-      uint32_t init = kl_node_field(u, n, KL_F_INIT);
-      if (init != KL_NONE && init != child && u->nodes[init].kind == KL_N_DECL) {
-        for (uint32_t k = 0; k < u->nodes[init].child_count; k++) {
-          uint32_t d = kl_child(u, init, k);
-          if (u->nodes[d].kind == KL_N_DECLARATOR &&
-              is_name(u, kl_node_field(u, d, KL_F_NAME), off, len))
-            decl = d, scope = n;
-        }
-      }
+      /* the loop's init declares for the rest of the loop, not for itself */
+      if (kl_node_field(u, n, KL_F_INIT) != child) decl = kl_fn_last_decl(c->ix, name, n, KL_NONE);
     }
-    for (uint32_t i = 0; list != KL_NONE && i < upto; i++) {
-      if ((i & 7) == 7) {
-        if (*c->work == 0) return -1; /* out of work: treat as unknown */
-        (*c->work)--;
-      }
-      uint32_t st = kl_child(u, list, i);
-      if (u->nodes[st].kind != KL_N_DECL_STMT) continue;
-      uint32_t dl = kl_child(u, st, 0);
-      for (uint32_t k = 0; k < u->nodes[dl].child_count; k++) {
-        uint32_t d = kl_child(u, dl, k);
-        if (u->nodes[d].kind == KL_N_DECLARATOR &&
-            is_name(u, kl_node_field(u, d, KL_F_NAME), off, len))
-          decl = d, scope = list;
-      }
-    }
+    if (decl != KL_NONE) scope = n;
     if (n == c->fn) break;
   }
   if (decl == KL_NONE) return 0;
   *value = kl_node_field(u, decl, KL_F_VALUE);
   if (*value == KL_NONE) return -1;
   /* reassigned anywhere in its block? (x = .., x += .., x++, --x) */
-  for (uint32_t k = 0; k < c->nwrites; k++) {
-    uint32_t w = c->writes[k];
-    if (w < scope || w >= u->nodes[scope].subtree_end) continue;
-    if (is_name(u, kl_child(u, w, 0), off, len)) return -1;
-  }
+  if (kl_fn_written(c->ix, name, scope, u->nodes[scope].subtree_end)) return -1;
   return 1;
 }
 
@@ -503,13 +423,11 @@ static int form_of(const context *c, uint32_t site, uint32_t n, int depth, kl_af
       symbol(out, off, len);
       return 1;
     }
-    for (uint32_t k = c->nconsts; k-- > 0;) {
-      const kl_const *k2 = &c->consts[k];
-      if (k2->name_len == len && memcmp(u->src + k2->name_off, u->src + off, len) == 0) {
-        if (k2->known) constant(out, k2->value);
-        else symbol(out, off, len);
-        return 1;
-      }
+    uint32_t k = kl_const_find(u, u->src + off, len);
+    if (k != KL_NONE) {
+      if (u->consts[k].known) constant(out, u->consts[k].value);
+      else symbol(out, off, len);
+      return 1;
     }
     return 0;
   }
@@ -939,17 +857,43 @@ static void collect_shared(kl_unit *u, uint32_t root, shared_array *arrays, uint
   }
 }
 
+/* The file-scope __shared__ arrays (top-level items only), collected once
+ * per unit: every function's query needs them, and scanning the top level
+ * for each function was quadratic in a unit of many functions. */
+struct kl_file_shared {
+  shared_array arrays[64];
+  uint32_t n;
+};
+
+static const struct kl_file_shared *file_shared(kl_unit *u) {
+  kl_unit_impl *ui = kl_unit_impl_of(u);
+  if (ui->file_shared) return ui->file_shared;
+  struct kl_file_shared *fs = calloc(1, sizeof *fs);
+  if (!fs) return NULL;
+  for (uint32_t k = 0; k < u->nodes[0].child_count && fs->n < 64; k++) {
+    uint32_t item = kl_child(u, 0, k);
+    if (u->nodes[item].kind == KL_N_DECL) collect_shared(u, item, fs->arrays, &fs->n, 64);
+  }
+  ui->file_shared = fs;
+  return fs;
+}
+
+void kl_affine_cache_free(kl_unit *u) {
+  kl_unit_impl *ui = kl_unit_impl_of(u);
+  kl_fn_index_free(u);
+  free(ui->file_shared);
+  ui->file_shared = NULL;
+}
+
 kl_access *kl_shared_accesses(kl_unit *u, uint32_t fn, uint32_t *count) {
   *count = 0;
   if (u->nodes[fn].kind != KL_N_FUNCTION) return NULL;
   shared_array arrays[64];
   uint32_t narrays = 0;
   collect_shared(u, fn, arrays, &narrays, 64);
-  /* file-scope __shared__ declarations (top-level items only) */
-  for (uint32_t k = 0; k < u->nodes[0].child_count && narrays < 64; k++) {
-    uint32_t item = kl_child(u, 0, k);
-    if (u->nodes[item].kind == KL_N_DECL) collect_shared(u, item, arrays, &narrays, 64);
-  }
+  const struct kl_file_shared *fs = file_shared(u);
+  if (!fs) return NULL;
+  for (uint32_t k = 0; k < fs->n && narrays < 64; k++) arrays[narrays++] = fs->arrays[k];
   if (!narrays) return NULL;
   context c;
   uint32_t work = KL_AFFINE_WORK;

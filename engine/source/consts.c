@@ -48,17 +48,48 @@ static int parse_int(const char *s, uint32_t len, int64_t *out) {
   return 1;
 }
 
-static int lookup(const evaluator *ev, const char *name, uint32_t len, int64_t *v) {
-  const kl_unit *u = ev->u;
-  for (uint32_t k = ev->limit; k-- > 0;) {
-    const kl_const *c = &u->consts[k];
-    if (c->name_len == len && memcmp(u->src + c->name_off, name, len) == 0) {
-      if (!c->known) return 0;
-      *v = c->value;
-      return 1;
-    }
+/* ---- the name index: the last constant of each name ---------------------- */
+
+static uint32_t name_hash(const char *s, uint32_t len) {
+  return (uint32_t)kl_hash_bytes(14695981039346656037ull, s, len);
+}
+
+/* Slot of `name` in the index: its entry, or the empty slot to fill. */
+static uint32_t *index_slot(const kl_unit *u, const char *name, uint32_t len) {
+  const kl_unit_impl *ui = (const kl_unit_impl *)u;
+  uint32_t mask = ui->const_index_cap - 1;
+  for (uint32_t h = name_hash(name, len);; h++) {
+    uint32_t *slot = &ui->const_index[h & mask];
+    if (!*slot) return slot;
+    const kl_const *c = &u->consts[*slot - 1];
+    if (c->name_len == len && memcmp(u->src + c->name_off, name, len) == 0) return slot;
   }
-  return 0;
+}
+
+/* Makes constant k the one its name finds (a later definition wins). */
+static void index_add(kl_unit *u, uint32_t k) {
+  const kl_const *c = &u->consts[k];
+  *index_slot(u, u->src + c->name_off, c->name_len) = k + 1;
+}
+
+uint32_t kl_const_find(const kl_unit *u, const char *name, uint32_t len) {
+  const kl_unit_impl *ui = (const kl_unit_impl *)u;
+  if (!ui->const_index_cap) return KL_NONE;
+  uint32_t slot = *index_slot(u, name, len);
+  return slot ? slot - 1 : KL_NONE;
+}
+
+/* The constant a name means where ev evaluates: constants are indexed as
+ * they are defined, so the index holds exactly consts[0, limit) and finds
+ * the last of them with the name in O(1), as a scan back from limit would
+ * (which was quadratic over a unit of many #defines). */
+static int lookup(const evaluator *ev, const char *name, uint32_t len, int64_t *v) {
+  uint32_t k = kl_const_find(ev->u, name, len);
+  if (k == KL_NONE || k >= ev->limit) return 0;
+  const kl_const *c = &ev->u->consts[k];
+  if (!c->known) return 0;
+  *v = c->value;
+  return 1;
 }
 
 static int64_t expr(evaluator *ev, int min_prec);
@@ -375,6 +406,14 @@ const kl_const *kl_unit_constants(kl_unit *u, uint32_t *count) {
   if (n > 1) qsort(cs, n, sizeof *cs, by_offset);
   u->consts = calloc(n ? n : 1, sizeof *u->consts);
   if (!u->consts) goto out;
+  {
+    kl_unit_impl *ui = kl_unit_impl_of(u);
+    uint32_t cap = 16;
+    while (cap < 2 * (size_t)n + 2 && cap < (1u << 31)) cap *= 2;
+    ui->const_index = calloc(cap, sizeof *ui->const_index);
+    if (!ui->const_index) goto out;
+    ui->const_index_cap = cap;
+  }
   for (uint32_t k = 0; k < n; k++) {
     kl_const *c = &u->consts[u->nconsts];
     memset(c, 0, sizeof *c);
@@ -387,6 +426,7 @@ const kl_const *kl_unit_constants(kl_unit *u, uint32_t *count) {
       eval_node(u, cs[k].a, cs[k].b, c, (uint8_t)cs[k].kind);
       c->line = u->tokens[u->nodes[cs[k].a].tok_begin].line;
     }
+    index_add(u, u->nconsts);
     u->nconsts++;
   }
 out:

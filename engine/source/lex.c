@@ -130,6 +130,14 @@ static size_t utf8_len(const unsigned char *s, const unsigned char *end) {
 
 /* ---- the scanner ----------------------------------------------------------- */
 
+/* What the lexer compares a word with: its first occurrence's text, kept
+ * compact (the tokens array is too large to probe on every identifier), and
+ * its keyword, looked up once per distinct word. */
+typedef struct lex_word {
+  uint32_t off, len;
+  uint8_t kw;
+} lex_word;
+
 typedef struct lexer {
   kl_unit *u;
   const unsigned char *s;
@@ -138,8 +146,8 @@ typedef struct lexer {
   uint32_t ntok, cap;
   uint32_t open_launch;  /* unmatched <<< seen: decides whether >>> is one token */
   uint32_t acap;
-  uint8_t *word_kw;      /* kl_kw of each distinct word: looked up once */
-  uint32_t kwcap;
+  struct lex_word *words; /* each distinct word's first text and kl_kw    */
+  uint32_t wcap;
   int oom;
 } lexer;
 
@@ -426,6 +434,7 @@ static uint32_t scan_punct(lexer *lx, uint32_t i, uint32_t *sub) {
 /* A word hash that reads 8 bytes at a time: identifiers are hashed once per
  * token, so this sits on the lexer's hot path. */
 static uint32_t word_hash(const char *s, size_t n) {
+  size_t len = n;
   uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
   while (n >= 8) {
     uint64_t w;
@@ -435,8 +444,16 @@ static uint32_t word_hash(const char *s, size_t n) {
     s += 8;
     n -= 8;
   }
+  /* the last n < 8 bytes: one overlapping 8-byte load when the word is
+   * that long, else byte by byte (a memcpy of n bytes into a word made a
+   * store-forwarding stall on every identifier) */
   uint64_t w = 0;
-  memcpy(&w, s, n);
+  if (n && len >= 8) {
+    memcpy(&w, s + n - 8, 8);
+    w >>= 8 * (8 - n);
+  } else {
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)s[i] << (8 * i);
+  }
   h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
   h ^= h >> 29;
   return (uint32_t)h;
@@ -481,18 +498,33 @@ uint32_t kl_unit_word(const kl_unit *u, const char *s, size_t len) {
   return word_find(u, s, len, NULL);
 }
 
-static uint32_t word_intern(kl_unit *u, uint32_t tok, int *is_new) {
-  const kl_token *t = &u->tokens[tok];
-  *is_new = 0;
+/* The word id of token tok (text src[off, off + len)), a new one when it
+ * is the first of its text. KL_NONE on out of memory. */
+static uint32_t word_intern(lexer *lx, uint32_t tok, uint32_t off, uint32_t len) {
+  kl_unit *u = lx->u;
   if ((u->nwords + 1) * 2 > u->word_cap && !word_grow(u)) return KL_NONE;
-  uint32_t slot = 0;
-  uint32_t w = word_find(u, u->src + t->off, t->len, &slot);
-  if (w != KL_NONE) return w;
-  *is_new = 1;
-  w = u->nwords++;
-  u->word_tok[w] = tok;
-  u->word_hash[slot] = w + 1;
-  return w;
+  const char *s = u->src + off;
+  uint32_t mask = u->word_cap - 1;
+  for (uint32_t h = word_hash(s, len);; h++) {
+    uint32_t *slot = &u->word_hash[h & mask];
+    if (*slot) {
+      const lex_word *lw = &lx->words[*slot - 1];
+      if (lw->len == len && memcmp(u->src + lw->off, s, len) == 0) return *slot - 1;
+      continue;
+    }
+    if (u->nwords == lx->wcap) {
+      uint32_t cap = lx->wcap ? lx->wcap * 2 : 256;
+      lex_word *bigger = realloc(lx->words, cap * sizeof *bigger);
+      if (!bigger) return KL_NONE;
+      lx->words = bigger;
+      lx->wcap = cap;
+    }
+    uint32_t w = u->nwords++;
+    u->word_tok[w] = tok;
+    lx->words[w] = (lex_word){off, len, (uint8_t)kl_keyword(s, len)};
+    *slot = w + 1;
+    return w;
+  }
 }
 
 /* ---- main loop ---------------------------------------------------------------- */
@@ -500,14 +532,17 @@ static uint32_t word_intern(kl_unit *u, uint32_t tok, int *is_new) {
 static kl_token *new_token(lexer *lx) {
   kl_unit *u = lx->u;
   if (lx->ntok == lx->cap) {
-    uint32_t cap = lx->cap ? lx->cap * 2 : 1024;
-    kl_token *t = realloc(u->tokens, (size_t)cap * sizeof *t);
+    /* a unit of one-byte tokens (garbage) outgrows the first guess */
+    kl_unit_impl *ui = kl_unit_impl_of(u);
+    kl_token *t = kl_src_grow(u->tokens, (size_t)lx->ntok * sizeof *t, &ui->tokens_cap,
+                              ((size_t)lx->cap + 1) * sizeof *t);
     if (!t) {
       lx->oom = 1;
       return NULL;
     }
     u->tokens = t;
-    lx->cap = cap;
+    size_t cap = ui->tokens_cap / sizeof *t;
+    lx->cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
   }
   return &u->tokens[lx->ntok++];
 }
@@ -516,10 +551,11 @@ int kl_lex(kl_unit *u) {
   /* the static tables are built once, safely across threads */
   pthread_once(&tables_once, tables_init);
   lexer lx = {.u = u, .s = (const unsigned char *)u->src, .n = u->len, .line = 1};
-  /* a rough guess: one token per 5 bytes */
-  lx.cap = u->len / 5 + 16;
-  u->tokens = malloc((size_t)lx.cap * sizeof *u->tokens);
+  /* sized once from the length: real CUDA has one token per 4.7 bytes */
+  kl_unit_impl *ui = kl_unit_impl_of(u);
+  u->tokens = kl_src_alloc(((size_t)u->len / 4 + 16) * sizeof *u->tokens, &ui->tokens_cap);
   if (!u->tokens) return 0;
+  lx.cap = (uint32_t)(ui->tokens_cap / sizeof *u->tokens);
   uint32_t last_line = 0;
   for (;;) {
     uint32_t tb = lx.i;
@@ -528,7 +564,7 @@ int kl_lex(kl_unit *u) {
     if (unterminated) kl_diag_add(u, "KLS005", "unterminated comment", lx.ntok, lx.ntok + 1);
     kl_token *t = new_token(&lx);
     if (!t) {
-      free(lx.word_kw);
+      free(lx.words);
       return 0;
     }
     uint32_t b = lx.i;
@@ -600,29 +636,15 @@ int kl_lex(kl_unit *u) {
         /* (return"x" and case'a' arrive here too: a keyword before a quote)
          * The keyword test runs once per distinct word, not per token. */
         t->len = e - b;
-        int is_new;
         uint32_t tok = lx.ntok - 1;
-        uint32_t w = word_intern(u, tok, &is_new);
+        uint32_t w = word_intern(&lx, tok, b, e - b);
         if (w == KL_NONE) {
-          free(lx.word_kw);
+          free(lx.words);
           return 0;
-        }
-        if (is_new) {
-          if (w >= lx.kwcap) {
-            uint32_t cap = lx.kwcap ? lx.kwcap * 2 : 256;
-            uint8_t *bigger = realloc(lx.word_kw, cap);
-            if (!bigger) {
-              free(lx.word_kw);
-              return 0;
-            }
-            lx.word_kw = bigger;
-            lx.kwcap = cap;
-          }
-          lx.word_kw[w] = (uint8_t)kl_keyword((const char *)s + b, e - b);
         }
         t = &u->tokens[tok];
         t->word = w;
-        t->sub = lx.word_kw[w];
+        t->sub = lx.words[w].kw;
         t->kind = t->sub ? KL_TOK_KEYWORD : KL_TOK_IDENT;
       }
     } else if (c == '"' || c == '\'') {
@@ -646,7 +668,7 @@ int kl_lex(kl_unit *u) {
     last_line = lx.line;
     if (lx.oom) break;
   }
-  free(lx.word_kw);
+  free(lx.words);
   u->ntokens = lx.ntok;
   return !lx.oom;
 }

@@ -6,40 +6,67 @@
 
 #include "source/internal.h"
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
-  if (need <= *cap) return 1;
-  uint32_t c = *cap ? *cap : 256;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, (size_t)c * elem);
+/* The first capacity of the node and kid arrays: about one node per token
+ * (0.8 on real code), sized once from the token count so that a large unit
+ * grows no chain of copies. The pending stack starts small: it holds one
+ * entry per open level and per top-level item. */
+enum { FIRST_PENDING = 1024 };
+static uint32_t first_cap(const kl_parser *p) {
+  uint32_t n = p->u->ntokens;
+  return n < UINT32_MAX - 64 ? n + 64 : UINT32_MAX;
+}
+
+/* The nodes and their ranges share one block, nodes first then ranges at
+ * nodes + ncap, so that whoever frees p->nodes frees both. */
+static int grow_nodes(kl_parser *p) {
+  const size_t per = sizeof *p->nodes + sizeof *p->ranges;
+  uint32_t first = first_cap(p);
+  size_t want = p->nnodes + 1 > first ? (size_t)p->nnodes + 1 : first;
+  if (p->ncap && want < (size_t)p->ncap + p->ncap / 2) want = (size_t)p->ncap + p->ncap / 2;
+  if (want > UINT32_MAX) want = UINT32_MAX;
+  size_t bytes;
+  kl_node *q = kl_src_alloc(want * per, &bytes);
   if (!q) return 0;
-  *p = q;
-  *cap = c;
+  uint32_t cap = (uint32_t)(bytes / per < UINT32_MAX ? bytes / per : UINT32_MAX);
+  kl_p_range *r = (kl_p_range *)(q + cap);
+  if (p->nodes) {
+    memcpy(q, p->nodes, (size_t)p->nnodes * sizeof *p->nodes);
+    memcpy(r, p->ranges, (size_t)p->nnodes * sizeof *p->ranges);
+    kl_src_free(p->nodes, (size_t)p->ncap * per);
+  }
+  p->nodes = q;
+  p->ranges = r;
+  p->ncap = cap;
   return 1;
 }
 
 /* Grows two parallel arrays that share one capacity. */
-static int grow2_slow(void **a, size_t ea, void **b, size_t eb, uint32_t *cap, uint32_t need) {
-  uint32_t c = *cap ? *cap : 256;
-  while (c < need) c *= 2;
-  void *qa = realloc(*a, (size_t)c * ea);
+static int grow2_slow(void **a, size_t ea, void **b, size_t eb, uint32_t *cap, uint32_t need,
+                      uint32_t first, uint32_t used) {
+  size_t bytes_a = (size_t)*cap * ea, bytes_b = (size_t)*cap * eb;
+  size_t want = need > first ? need : first;
+  void *qa = kl_src_grow(*a, (size_t)used * ea, &bytes_a, want * ea);
   if (!qa) return 0;
   *a = qa;
-  void *qb = realloc(*b, (size_t)c * eb);
+  /* both arrays get the same element count: the smaller of the two */
+  uint32_t ca = (uint32_t)(bytes_a / ea < UINT32_MAX ? bytes_a / ea : UINT32_MAX);
+  void *qb = kl_src_grow(*b, (size_t)used * eb, &bytes_b, (size_t)ca * eb);
   if (!qb) return 0;
   *b = qb;
-  *cap = c;
+  uint32_t cb = (uint32_t)(bytes_b / eb < UINT32_MAX ? bytes_b / eb : UINT32_MAX);
+  *cap = ca < cb ? ca : cb;
   return 1;
 }
 
-static inline int grow2(void **a, size_t ea, void **b, size_t eb, uint32_t *cap,
-                        uint32_t need) {
-  return need <= *cap || grow2_slow(a, ea, b, eb, cap, need);
+static inline int grow2(void **a, size_t ea, void **b, size_t eb, uint32_t *cap, uint32_t need,
+                        uint32_t first, uint32_t used) {
+  return need <= *cap || grow2_slow(a, ea, b, eb, cap, need, first, used);
 }
 
 uint32_t kl_p_push(kl_parser *p, uint32_t node, kl_field f) {
   if (node == KL_NONE) return KL_NONE;
   if (!grow2((void **)&p->pend, sizeof *p->pend, (void **)&p->pfield, sizeof *p->pfield,
-             &p->pcap, p->npend + 1)) {
+             &p->pcap, p->npend + 1, FIRST_PENDING, p->npend)) {
     p->oom = 1;
     return KL_NONE;
   }
@@ -58,13 +85,19 @@ uint32_t kl_p_finish(kl_parser *p, kl_node_kind kind, uint32_t mark, uint32_t to
   if (p->oom) return KL_NONE;
   uint32_t nk = p->npend - mark;
   if (!grow2((void **)&p->kids, sizeof *p->kids, (void **)&p->kfield, sizeof *p->kfield,
-             &p->kcap, p->nkids + nk))
+             &p->kcap, p->nkids + nk, first_cap(p), p->nkids))
     goto oom;
-  if (!grow((void **)&p->nodes, &p->ncap, p->nnodes + 1, sizeof *p->nodes)) goto oom;
-  /* most nodes have 0-3 children: a loop beats memcpy calls */
+  if (p->nnodes + 1 > p->ncap && !grow_nodes(p)) goto oom;
+  /* most nodes have 0-3 children: a loop beats memcpy calls. The subtree
+   * size is summed while the children are hot (the layout numbers nodes
+   * from it); a node shared by two parents (a parser bug) can only make
+   * it too large, which the layout detects. */
+  uint64_t size = 1;
   for (uint32_t i = 0; i < nk; i++) {
-    p->kids[p->nkids + i] = p->pend[mark + i];
+    uint32_t kid = p->pend[mark + i];
+    p->kids[p->nkids + i] = kid;
     p->kfield[p->nkids + i] = p->pfield[mark + i];
+    size += p->ranges[kid].size;
   }
   kl_node *n = &p->nodes[p->nnodes];
   n->kind = (uint16_t)kind;
@@ -78,6 +111,7 @@ uint32_t kl_p_finish(kl_parser *p, kl_node_kind kind, uint32_t mark, uint32_t to
   n->parent = KL_NONE;
   n->child_begin = p->nkids;
   n->child_count = nk;
+  p->ranges[p->nnodes] = (kl_p_range){p->nkids, nk, size < UINT32_MAX ? (uint32_t)size : UINT32_MAX};
   p->nkids += nk;
   p->npend = mark;
   return p->nnodes++;

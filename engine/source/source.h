@@ -31,8 +31,11 @@
  * it. Everything a unit hands out (pointers to tokens, nodes, text, index
  * lists, constants, annotations) is borrowed and valid until
  * kl_unit_free(unit). A unit is never modified after parse except by the
- * lazily computed caches (constants), so one unit must not be used from two
- * threads while those are first computed.
+ * lazily computed caches (constants; the lookup index of the function the
+ * affine queries kl_affine_of, kl_access_patterns and kl_shared_accesses
+ * were last asked about, replaced when they are asked about another one),
+ * so one unit must not be used from two threads while the constants are
+ * first computed, nor by affine queries from two threads at once.
  *
  * Ranges: token ranges are half-open [tok_begin, tok_end). A node's text is
  * from the first byte of tokens[tok_begin]'s text (its leading trivia is not
@@ -309,11 +312,23 @@ enum {
 
 /* ---- diagnostics, annotations ------------------------------------------- */
 
+/* Diagnostics are bounded whatever the input: a run of the same token
+ * diagnostic (KLS003, KLS004, KLS005 with the same message) over adjacent
+ * or overlapping tokens is ONE diagnostic over the whole run (consecutive
+ * invalid bytes are one KLS004; opaque regions, KLS001 and KLS002, stay one
+ * per node), and at most KL_SOURCE_DIAG_CAP diagnostics of each id are kept, the first
+ * ones in the order the stages find them. When any were dropped, the last
+ * diagnostic is one "KLS006" whose range runs from the first dropped one to
+ * the last, and kl_unit.ndiags_suppressed counts them. */
+#define KL_SOURCE_DIAG_CAP 256
+
 typedef struct kl_diag {
   const char *id;         /* stable id: "KLS001" opaque region, "KLS002"
                              nesting deeper than KL_SOURCE_MAX_DEPTH, "KLS003"
                              unbalanced bracket, "KLS004" invalid byte,
-                             "KLS005" unterminated literal or comment       */
+                             "KLS005" unterminated literal or comment,
+                             "KLS006" further diagnostics suppressed (always
+                             last, at most one)                             */
   const char *message;    /* static English text                             */
   uint32_t tok_begin, tok_end;
   uint32_t line, col;
@@ -363,6 +378,9 @@ typedef struct kl_unit {
   kl_const *consts;
   uint32_t nconsts;
   int consts_done;
+
+  /* diagnostics dropped by the cap (see KL_SOURCE_DIAG_CAP, KLS006) */
+  uint32_t ndiags_suppressed;
 } kl_unit;
 
 /* Parses text[0, len). The text is copied; it may contain NUL bytes.
@@ -370,6 +388,16 @@ typedef struct kl_unit {
  * ("<input>"). Free with kl_unit_free. */
 kl_unit *kl_source_parse(const char *text, size_t len, const char *name);
 void kl_unit_free(kl_unit *u);
+
+/* Memory. The large arrays (256 KiB and more) of a freed unit are kept for
+ * the next parse instead of going back to the system: a large unit's
+ * arrays are fresh pages otherwise, and faulting them in costs as much as
+ * parsing. At most KL_SOURCE_POOL_MAX bytes are kept, across all threads.
+ * kl_source_trim gives them back now; kl_source_pooled_bytes says how much
+ * is kept. */
+#define KL_SOURCE_POOL_MAX (192u << 20)
+void kl_source_trim(void);
+size_t kl_source_pooled_bytes(void);
 
 /* Writes the unit's text rebuilt from its tokens (trivia + text of each) into
  * a fresh malloc'd, NUL-terminated buffer the caller frees; *len_out gets the
@@ -557,7 +585,12 @@ enum {
  *   symbols; integer constants are folded;
  * - a non-affine addend goes to rest[] (a product or quotient containing one
  *   makes the whole product non-affine).
- * Returns 1 when fully affine (nrest == 0). */
+ * Work is bounded: each query (each access of kl_access_patterns) has a
+ * budget of steps, and what is left when it runs out is non-affine. Lookups
+ * of names are indexed per function (O(log n) each, whatever its number of
+ * statements); only the walk from a use up to its declaration, past 8
+ * levels, is charged. `expr` must lie inside `fn` (outside it no local is
+ * seen). Returns 1 when fully affine (nrest == 0). */
 int kl_affine_of(kl_unit *u, uint32_t fn, uint32_t expr, kl_affine *out);
 
 /* Per access to a pointer parameter p[idx] in a function, directly or

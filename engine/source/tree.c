@@ -9,6 +9,11 @@ static uint32_t closer_of(uint32_t sub) {
   return sub == '(' ? ')' : sub == '[' ? ']' : sub == '{' ? '}' : 0;
 }
 
+/* 0 for ( ), 1 for [ ], 2 for { } */
+static uint32_t bracket_class(uint32_t sub) {
+  return sub == '(' || sub == ')' ? 0 : sub == '[' || sub == ']' ? 1 : 2;
+}
+
 static int is_p(const kl_token *t, uint32_t sub) {
   return t->kind == KL_TOK_PUNCT && t->sub == sub;
 }
@@ -110,6 +115,10 @@ undo:
 int kl_balance(kl_unit *u) {
   kl_token *t = u->tokens;
   uint32_t cap = 64, depth = 0;
+  /* openers of each kind on the stack: a closer with none of its kind
+   * open is known unbalanced at once, without scanning the stack (which
+   * made "((((...]]]]" quadratic) */
+  uint32_t open[3] = {0, 0, 0};
   uint32_t *stack = malloc(cap * sizeof *stack);
   if (!stack) return 0;
   for (uint32_t i = 0; i < u->ntokens; i++) {
@@ -126,17 +135,23 @@ int kl_balance(kl_unit *u) {
         cap *= 2;
       }
       stack[depth++] = i;
+      open[bracket_class(s)]++;
     } else if (s == ')' || s == ']' || s == '}') {
       /* find the nearest opener of this kind; openers above it stay
-       * unmatched. A closer with no opener at all stays unmatched. */
-      uint32_t d = depth;
-      while (d > 0 && closer_of(t[stack[d - 1]].sub) != s) d--;
-      if (d == 0) {
+       * unmatched. A closer with no opener at all stays unmatched. Each
+       * opener scanned over leaves the stack: linear in all. */
+      uint32_t cls = bracket_class(s);
+      if (open[cls] == 0) {
         kl_diag_add(u, "KLS003", "unbalanced closing bracket", i, i + 1);
         continue;
       }
-      for (uint32_t k = d; k < depth; k++)
+      uint32_t d = depth;
+      while (d > 0 && closer_of(t[stack[d - 1]].sub) != s) d--;
+      for (uint32_t k = d; k < depth; k++) {
+        open[bracket_class(t[stack[k]].sub)]--;
         kl_diag_add(u, "KLS003", "unclosed bracket", stack[k], stack[k] + 1);
+      }
+      open[cls]--;
       depth = d - 1;
       t[stack[depth]].match = i;
       t[i].match = stack[depth];

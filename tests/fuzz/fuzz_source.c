@@ -29,6 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (nd->tok_end > u->ntokens || nd->tok_begin > nd->tok_end) abort();
   }
   kl_walk(u, 0, visit, NULL);
+  /* bounded diagnostics: at most KL_SOURCE_DIAG_CAP per id (5 ids), one
+   * KLS006 and last exactly when some were suppressed, ranges in the unit */
+  if (u->ndiags > 5 * KL_SOURCE_DIAG_CAP + 1) abort();
+  uint32_t n6 = 0;
+  for (uint32_t i = 0; i < u->ndiags; i++) {
+    const kl_diag *d = &u->diags[i];
+    if (d->tok_begin > d->tok_end || d->tok_end > u->ntokens) abort();
+    if (strcmp(d->id, "KLS006") == 0 && (n6++ || i != u->ndiags - 1)) abort();
+  }
+  if ((n6 != 0) != (u->ndiags_suppressed != 0)) abort();
   uint32_t nc;
   kl_unit_constants(u, &nc);
   uint32_t nf;
@@ -39,6 +49,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(as);
     as = kl_shared_accesses(u, fns[i], &na);
     free(as);
+  }
+  /* every subscript's affine form, alternating functions: the lookup index
+   * cached on the unit is rebuilt for each */
+  for (uint32_t i = 0; i < nf; i++) {
+    uint32_t fn = fns[nf - 1 - i];
+    for (uint32_t n = fn; n < u->nodes[fn].subtree_end; n++) {
+      if (u->nodes[n].kind != KL_N_INDEX) continue;
+      uint32_t idx = kl_node_field(u, n, KL_F_INDEX);
+      kl_affine f;
+      if (idx != KL_NONE) kl_affine_of(u, fn, idx, &f);
+      if (idx != KL_NONE && nf > 1) kl_affine_of(u, fns[0], idx, &f); /* a site outside fn */
+    }
   }
   kl_unit_free(u);
   return 0;
