@@ -83,9 +83,12 @@ uint32_t kl_const_find(const kl_unit *u, const char *name, uint32_t len) {
  * they are defined, so the index holds exactly consts[0, limit) and finds
  * the last of them with the name in O(1), as a scan back from limit would
  * (which was quadratic over a unit of many #defines). */
+static uint32_t before_limit(kl_unit *u, uint32_t last, uint32_t limit);
+
 static int lookup(const evaluator *ev, const char *name, uint32_t len, int64_t *v) {
   uint32_t k = kl_const_find(ev->u, name, len);
-  if (k == KL_NONE || k >= ev->limit) return 0;
+  if (k != KL_NONE && k >= ev->limit) k = before_limit(ev->u, k, ev->limit); /* redefined later */
+  if (k == KL_NONE) return 0;
   const kl_const *c = &ev->u->consts[k];
   if (!c->known) return 0;
   *v = c->value;
@@ -440,6 +443,47 @@ int kl_eval_const(kl_unit *u, uint32_t expr_node, int64_t *value) {
   kl_unit_constants(u, &n);
   const kl_node *nd = &u->nodes[expr_node];
   return kl_eval_tokens(u, u->tokens, nd->tok_begin, nd->tok_end, u->src, value);
+}
+
+/* Groups the constants by name (the name index gives each its last
+ * definition), each group ascending: O(n), no sort. 0 on out of memory. */
+static int group_by_name(kl_unit *u) {
+  kl_unit_impl *ui = kl_unit_impl_of(u);
+  if (ui->const_order) return 1;
+  uint32_t n = u->nconsts, *last = malloc((n ? n : 1) * sizeof *last);
+  uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+  uint32_t *start = calloc(n ? n : 1, sizeof *start), *len = calloc(n ? n : 1, sizeof *len);
+  if (!last || !order || !start || !len) {
+    free(last), free(order), free(start), free(len);
+    return 0;
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    const kl_const *c = &u->consts[k];
+    last[k] = kl_const_find(u, u->src + c->name_off, c->name_len);
+    len[last[k]]++;
+  }
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < n; k++)
+    if (last[k] == k) start[k] = at, at += len[k], len[k] = 0;
+  for (uint32_t k = 0; k < n; k++) order[start[last[k]] + len[last[k]]++] = k;
+  free(last);
+  ui->const_order = order, ui->const_run_start = start, ui->const_run_len = len;
+  return 1;
+}
+
+/* The last definition before constant index limit of the name whose last
+ * definition is `last`, or KL_NONE: a bisection in the name's group. */
+static uint32_t before_limit(kl_unit *u, uint32_t last, uint32_t limit) {
+  if (!group_by_name(u)) return KL_NONE;
+  const kl_unit_impl *ui = kl_unit_impl_of(u);
+  const uint32_t *run = ui->const_order + ui->const_run_start[last];
+  uint32_t lo = 0, hi = ui->const_run_len[last];
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (run[mid] < limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo ? run[lo - 1] : KL_NONE;
 }
 
 int kl_eval_tokens_before(kl_unit *u, const kl_token *t, uint32_t b, uint32_t e, const char *src,

@@ -32,6 +32,10 @@ typedef struct kl_unit_impl {
   /* consts.c: open-addressed name -> last constant index + 1 (0 empty) */
   uint32_t *const_index;
   uint32_t const_index_cap;  /* power of two, or 0 before kl_unit_constants */
+  /* consts.c, built on the first lookup before an offset: every name's
+   * definitions as one ascending run of const_order, the run of the name
+   * whose last definition is k at const_run_start[k], const_run_len[k] */
+  uint32_t *const_order, *const_run_start, *const_run_len;
   /* affine.c: the lookup index of the function analysed last, and the
    * file-scope __shared__ arrays (computed once); freed by kl_unit_free */
   struct kl_fn_index *fn_index;

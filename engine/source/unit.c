@@ -118,6 +118,9 @@ void kl_unit_free(kl_unit *u) {
   free(u->word_hash);
   free(u->consts);
   free(ui->const_index);
+  free(ui->const_order);
+  free(ui->const_run_start);
+  free(ui->const_run_len);
   kl_affine_cache_free(u);
   free(ui);
 }
