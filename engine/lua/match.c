@@ -17,7 +17,11 @@
  *       capped = attempts abandoned at a cap (their candidates may hold a
  *       match that was not found), stopped = true when the whole find hit
  *       max_total_steps and later candidates were never tried,
- *       max_steps, max_total_steps = the caps it ran under }
+ *       max_steps, max_total_steps = the caps it ran under,
+ *       dropped = matches found but not returned because their tables'
+ *       texts would pass max_result_bytes (opts.max_result_bytes, default
+ *       64 MiB + 16 bytes per byte of the unit: nested matches copy
+ *       overlapping texts) }
  *       A rewrite whose search stopped returns nil, err (it would edit
  *       some sites and silently keep others).
  *   pattern:rewrite(unit, template, opts) -> text, edits | nil, err
@@ -440,8 +444,40 @@ static void read_options(lua_State *L, int oi, km_options *o) {
   o->max_total_steps = (uint64_t)mt;
 }
 
-static void push_stats(lua_State *L, const km_results *r) {
+/* The result tables' text budget: each match copies its text and its
+ * bindings' texts, so n nested matches hold O(n * their length) bytes (a
+ * 4 MiB nest of statements would make terabytes). Past the budget the
+ * matches found are counted, not returned: stats.dropped says how many. */
+#define RESULT_BYTES_MIN ((uint64_t)64 << 20)
+
+static uint64_t result_budget(lua_State *L, int oi, const kl_unit *u) {
+  lua_Integer b = lua_istable(L, oi) ? field_int(L, oi, "max_result_bytes", 0) : 0;
+  luaL_argcheck(L, b >= 0, oi, "max_result_bytes out of range");
+  if (b) return (uint64_t)b;
+  return RESULT_BYTES_MIN + 16 * (uint64_t)u->len;
+}
+
+static uint64_t span_bytes(const kl_unit *u, uint32_t t0, uint32_t t1) {
+  if (t1 <= t0) return 0;
+  const kl_token *z = &u->tokens[t1 - 1];
+  return (uint64_t)(z->off + z->len - u->tokens[t0].off);
+}
+
+/* Bytes of text the table of match mi holds: its own and its bindings'. */
+static uint64_t match_bytes(const kl_unit *u, const km_pattern *p, const km_results *r, uint32_t mi) {
+  const km_match *m = &r->m[mi];
+  uint64_t n = span_bytes(u, m->tok_begin, m->tok_end);
+  for (uint32_t s = 0; s < p->nslots; s++) {
+    const km_binding *b = &r->b[m->bind + s];
+    if (b->tok_begin != KL_NONE) n += span_bytes(u, b->tok_begin, b->tok_end);
+  }
+  return n;
+}
+
+static void push_stats(lua_State *L, const km_results *r, uint32_t dropped, uint64_t budget) {
   lua_createtable(L, 0, 5);
+  set_int(L, "dropped", dropped);
+  set_int(L, "max_result_bytes", (lua_Integer)budget);
   set_int(L, "candidates", (lua_Integer)r->candidates);
   set_int(L, "steps", (lua_Integer)r->steps);
   set_int(L, "capped", r->capped);
@@ -511,12 +547,19 @@ static int pattern_find(lua_State *L) {
   const km_index *ix = unit_index(L, 2, u);
   results_box *rb = new_results(L);
   if (!km_match_set(ix, &p, 1, &o, &rb->r)) return luaL_error(L, "kl.match: out of memory");
+  uint64_t budget = result_budget(L, 3, u), used = 0;
+  uint32_t dropped = 0;
   lua_createtable(L, (int)rb->r.n, 0);
   for (uint32_t i = 0; i < rb->r.n; i++) {
+    used += match_bytes(u, p, &rb->r, i);
+    if (used > budget) {
+      dropped = rb->r.n - i;
+      break;
+    }
     push_match(L, 2, u, ix, p, &rb->r, i);
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
-  push_stats(L, &rb->r);
+  push_stats(L, &rb->r, dropped, budget);
   return 2;
 }
 
@@ -543,8 +586,17 @@ static int push_set_results(lua_State *L, km_set *set, int ui, int oi) {
     else lua_newtable(L);
     lua_rawseti(L, out, i + 1);
   }
+  uint64_t budget = result_budget(L, oi, u), used = 0;
+  uint32_t dropped = 0;
   for (uint32_t k = 0; k < rb->r.n; k++) {
     uint32_t pi = rb->r.m[k].pattern;
+    if (!count_only) {
+      used += match_bytes(u, set->pats[pi], &rb->r, k);
+      if (used > budget) {
+        dropped = rb->r.n - k;
+        break;
+      }
+    }
     lua_rawgeti(L, out, (lua_Integer)pi + 1);
     if (count_only) {
       lua_Integer c = lua_tointeger(L, -1);
@@ -557,7 +609,7 @@ static int push_set_results(lua_State *L, km_set *set, int ui, int oi) {
       lua_pop(L, 1);
     }
   }
-  push_stats(L, &rb->r);
+  push_stats(L, &rb->r, dropped, budget);
   return 2;
 }
 

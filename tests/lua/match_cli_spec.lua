@@ -400,6 +400,17 @@ describe("klineage match: the step cap", function()
     os.remove(copy)
   end)
 
+  it("warns when a file's matches are too many to show, and exits 3", function()
+    -- 20,000 nested ifs: each match holds the rest of the nest
+    local nested = write(os.tmpname() .. ".cu",
+      "void f(int c, int x) {\n" .. string.rep("if (c) ", 20000) .. "x = 1;\n}\n")
+    local code, out, err = run({ "if ($c) $S", nested })
+    expect(code):equals(cmd.exit.capped)
+    expect(err):matches("klineage match: warning: .*: %d+ matches not shown: nested matches repeat")
+    expect(out):contains(":2:1: if (c) if (c)")
+    os.remove(nested)
+  end)
+
   it("refuses caps that are not positive whole numbers, or over 32 bits", function()
     for _, bad in ipairs({ "-5", "0", "2.5", "x", "4294967296" }) do
       local code, out, err = run({ PATTERN, path, "--max-steps=" .. bad })

@@ -253,3 +253,47 @@ describe("patterns that can never match", function()
     expect(bindings(ta[1])):equals({ N = "8", x = "b[1]" })
   end)
 end)
+
+describe("kl.match: result tables are bounded", function()
+  -- n nested statements matched by `if ($c) $S` copy overlapping texts:
+  -- O(n * length) bytes. The tables stop at max_result_bytes; the rest
+  -- are counted in stats.dropped.
+  local function nest(n) return "void f(int c, int x) {\n" .. string.rep("if (c) ", n) .. "x = 1;\n}\n" end
+  local function text_bytes(ms)
+    local total = 0
+    for _, m in ipairs(ms) do
+      total = total + #m.text
+      for _, b in pairs(m.bindings) do total = total + #b.text end
+    end
+    return total
+  end
+  it("drops the matches past the budget and says how many", function()
+    local p = assert(match.compile("if ($c) $S"))
+    local all, st = p:find(nest(300))
+    expect(#all):equals(300)
+    expect(st.dropped):equals(0)
+    local some, st2 = p:find(nest(300), { max_result_bytes = 20000 })
+    expect(#some + st2.dropped):equals(300)
+    expect(st2.dropped):at_least(1)
+    expect(text_bytes(some) <= 20000):is_true()
+    expect(st2.max_result_bytes):equals(20000)
+    for i, m in ipairs(some) do expect(m.text):equals(all[i].text) end
+  end)
+  it("keeps the default budget on a 20,000-deep nest", function()
+    local p = assert(match.compile("if ($c) $S"))
+    local text = nest(20000)
+    local ms, st = p:find(text)
+    expect(st.dropped):at_least(1)
+    expect(text_bytes(ms) <= st.max_result_bytes):is_true()
+    expect(st.max_result_bytes):equals(64 * 1024 * 1024 + 16 * #text)
+  end)
+  it("bounds find_all the same way, and counts need no budget", function()
+    local p = assert(match.compile("if ($c) $S"))
+    local lists, st = match.find_all({ p }, nest(300), { max_result_bytes = 20000 })
+    expect(#lists[1] + st.dropped):equals(300)
+    expect(st.dropped):at_least(1)
+    local counts, st2 = match.find_all({ p }, nest(300), { max_result_bytes = 20000, count = true })
+    expect(counts[1]):equals(300)
+    expect(st2.dropped):equals(0)
+  end)
+end)

@@ -206,8 +206,10 @@ Exit status (the first that applies, in this order):
   2  a bad option, pattern or template, or a file that could not be read
      or written (the other files are still searched)
   4  some input was skipped: over --max-file-size, or not a regular file
-  3  some match attempt hit the step cap, or a file's search hit its total
-     work cap: the results may be incomplete
+  3  some match attempt hit the step cap, a file's search hit its total
+     work cap, or a file's matches were too many to show (their texts,
+     which nest, past 64 MiB + 16 bytes per byte of the file): the results
+     may be incomplete
   0  something matched (with --rewrite: some file changed)
   1  nothing matched
 
@@ -267,6 +269,9 @@ options:
       elseif stats.capped > 0 then
         warn("warning: %s: %d match attempt%s stopped at the step cap (--max-steps %d): matches there may be missing",
           shown, stats.capped, stats.capped == 1 and "" or "s", max_steps)
+      elseif stats.dropped > 0 and not a.rewrite then -- a rewrite builds no result tables
+        warn("warning: %s: %d match%s not shown: nested matches repeat each other's text, and theirs passed %d bytes",
+          shown, stats.dropped, stats.dropped == 1 and "" or "es", stats.max_result_bytes)
       else
         return false
       end
