@@ -85,6 +85,29 @@ describe("facts: the vocabulary", function()
   end)
 end)
 
+describe("facts: every lineage file", function()
+  it("gives facts at every test size (or says why not) whose names are all in the vocabulary", function()
+    local n = 0
+    for _, wl in ipairs({ "bfs", "conv2d", "raytrace", "reduction", "sgemm", "softmax", "transpose" }) do
+      local w = spec(wl)
+      for _, file in ipairs(w.lineage) do
+        local src = read(wl, file)
+        for _, tp in ipairs(w.test_params) do
+          local f, err = facts.of(src, w.kernel, { workload = w, params = tp, compile = false })
+          if not f then error(wl .. "/" .. file .. ": " .. tostring(err)) end
+          for name in pairs(f.values) do
+            if not facts.describe(name) then error(wl .. "/" .. file .. ": not in the vocabulary: " .. name) end
+          end
+          expect(f.values["loops.count"]):at_least(0)
+          expect(type(f.values["launch.allowed"])):equals("boolean")
+          n = n + 1
+        end
+      end
+    end
+    expect(n):at_least(100)
+  end)
+end)
+
 describe("facts: static, from kl.source", function()
   it("sgemm v0 reads A along a row per thread (not coalesced along threadIdx.x); v1 does not", function()
     local v0, v1 = of("sgemm", "v0_naive.cu"), of("sgemm", "v1_coalesced.cu")
@@ -262,6 +285,7 @@ describe("facts: launch, resources and occupancy", function()
     local g = assert(facts.for_arch(f, "sm_86"))
     expect(g.values.arch):equals("sm_86")
     expect(g.values["arch.max_warps_per_sm"]):equals(48)
+    expect(g:unit("arch.max_warps_per_sm")):equals("warps/SM")
     expect(f.values["arch.max_warps_per_sm"]):equals(64) -- f is untouched
     expect(f.values.occupancy):equals(1.0)
     -- one block of 1024 threads = 32 of 48 warps
