@@ -163,7 +163,8 @@ describe("facts: static, from kl.source", function()
     expect(v["launch_bounds.max_threads"]):equals(256)
     expect(v["pragma_unroll.count"]):at_least(1)
     expect(v["loops.constant_trips"]):at_least(1)
-    expect(v["loop.1.unroll"]):equals(0) -- a bare #pragma unroll
+    expect(v["loop.1.pragma_unroll"]):is_true()
+    expect(v["loop.1.unroll"]):is_nil() -- a bare #pragma unroll: no factor, not 0
     expect(v["define.BK"]):equals(8)
     expect(v["occupancy"] <= 0.25 + 1e-9):is_true() -- 127 registers x 256 threads
   end)

@@ -118,7 +118,8 @@ local function add_loops(f, fn, body, consts, params, bound_names)
     local u = loop.unroll and loop:unroll()
     if u then
       unrolls = unrolls + 1
-      f:set(key .. "unroll", u.count and u.count.int or 0, "source")
+      f:set(key .. "pragma_unroll", true, "source")
+      f:set(key .. "unroll", u.count and u.count.int, "source") -- bare, or N unknown: absent
     end
     local c = loop.kind == "for" and counted(loop)
     if c then

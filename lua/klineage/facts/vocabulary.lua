@@ -26,8 +26,9 @@ return {
     meaning = "iterations, when init, bound and step evaluate with the kernel's integer constants alone" },
   { name = "loop.<loop>.trip_count_at_workload", unit = "iterations", from = "workload",
     meaning = "iterations with the workload params as well (a bound such as K)" },
+  { name = "loop.<loop>.pragma_unroll", unit = "boolean", from = "source", meaning = "the loop has a #pragma unroll" },
   { name = "loop.<loop>.unroll", unit = "factor", from = "source",
-    meaning = "N of the loop's #pragma unroll N; 0 for a bare #pragma unroll (the compiler chooses)" },
+    meaning = "N of the loop's #pragma unroll N; absent for a bare #pragma unroll (the compiler chooses)" },
   { name = "loop.<loop>.barriers", unit = "calls", from = "source", meaning = "__syncthreads calls inside the loop" },
   { name = "pragma_unroll.count", unit = "pragmas", from = "source", meaning = "#pragma unroll lines on the function's loops" },
   -- static: global accesses per pointer parameter
