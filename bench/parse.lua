@@ -28,12 +28,13 @@ local min_seconds = tonumber(arg[2]) or 1.0
 local script = arg[0] or "bench/parse.lua"
 local root = script:match("^(.*)/bench/[^/]*$") or "."
 
+-- The .cu files under gpu/ and tests/ in path order (klineage.files.walk,
+-- the walk klineage match uses: no other program sees the paths).
 local function cu_files()
   local list = {}
-  local p = io.popen("find '" .. root .. "/gpu' '" .. root .. "/tests' -name '*.cu' -type f 2>/dev/null")
-  for line in p:lines() do list[#list + 1] = line end
-  p:close()
-  table.sort(list)
+  for _, e in ipairs(require("klineage.files").walk({ root .. "/gpu", root .. "/tests" }, { ".cu" })) do
+    if e.size then list[#list + 1] = e.path end
+  end
   return list
 end
 

@@ -36,15 +36,13 @@ local function random_bytes(n, seed)
 end
 
 local function repo_kernels()
-  local list = {}
-  local p = io.popen("find '" .. root .. "/gpu' -name '*.cu' -type f 2>/dev/null | sort")
-  for line in p:lines() do list[#list + 1] = line end
-  p:close()
   local parts = {}
-  for _, path in ipairs(list) do
-    local h = assert(io.open(path, "rb"))
-    parts[#parts + 1] = h:read("a")
-    h:close()
+  for _, e in ipairs(require("klineage.files").walk({ root .. "/gpu" }, { ".cu" })) do
+    if e.size then -- a regular file (not a note or a skip)
+      local h = assert(io.open(e.path, "rb"))
+      parts[#parts + 1] = h:read("a")
+      h:close()
+    end
   end
   return table.concat(parts, "\n")
 end
