@@ -37,6 +37,7 @@ local M = {}
 --   backend    what the backend cannot do (emu has no tensor cores)
 --   engine     klineage itself or the machine under it: never the kernel
 --   budget     the run's budget
+--   transform  a transform asked to act where its static check fails
 --   none       nothing is wrong
 M.list = {
   { id = "ok", stage = "any", blame = "none", meaning = "every stage that ran passed" },
@@ -54,6 +55,7 @@ M.list = {
   { id = "out_of_bounds", stage = "run", blame = "candidate", meaning = "the kernel wrote outside its buffers: a canary around one, or the reference copy, changed" },
   { id = "suspicious", stage = "profile", blame = "candidate", meaning = "faster than the anti-cheat bound that no correct kernel can beat" },
   { id = "stale_after_timing", stage = "profile", blame = "candidate", meaning = "the output was wrong on fresh inputs after the timed launches" },
+  { id = "not_applicable", stage = "transform", blame = "transform", meaning = "a transform's static check does not hold at the site it was asked to edit" },
   { id = "baseline_broken", stage = "any", blame = "baseline", meaning = "the baseline failed to compile, run, agree with itself or agree with the workload's C reference: the candidate was not judged" },
   { id = "budget_exhausted", stage = "any", blame = "budget", meaning = "the run's budget of gate cycles is spent: the candidate was not judged" },
   { id = "worker_unavailable", stage = "run", blame = "engine", meaning = "the worker process could not be started, or did not answer its hello" },

