@@ -12,6 +12,7 @@
 --       timeout  = seconds a worker request may take (default: the pool's, 120 s)
 --       journal  = false (no run folder) | the runs root (default: runs.root())
 --       resume   = a run id or run folder: append to it, reuse its judgements
+--       run_id   = the id of a new run folder (default: a fresh one)
 --       budget   = gate cycles the run may spend (default: no limit)
 --       command  = argv, for the run record
 --       workloads = { w, ... }: their spec hashes go into the run record
@@ -77,7 +78,7 @@ function M.new(opts)
   if opts.ceilings ~= nil then self.ceilings_value = opts.ceilings or nil; self.ceilings_known = true end
   if opts.journal ~= false then
     local run, f
-    if opts.resume then run, f = runs.open(opts.resume, opts.journal) else run, f = runs.create(opts.journal) end
+    if opts.resume then run, f = runs.open(opts.resume, opts.journal) else run, f = runs.create(opts.journal, opts.run_id) end
     if not run then
       self:close()
       return nil, f

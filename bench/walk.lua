@@ -1,0 +1,100 @@
+-- The walk over every lineage: each workload with each policy, resumed from
+-- its run folder when one is there (a 10-minute device call walks what it
+-- can; the next call goes on, paying no cycle twice). Prints the cost of
+-- each walk (gate cycles and seconds, summed over the sessions that made
+-- it), the recorded steps and the transforms that explain them, and the
+-- steps greedy took first.
+--
+--   klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR]
+--       [--policies recorded,greedy] [--workloads a,b] [--seconds S]
+--
+-- --seconds: no walk step starts after S seconds (default: no limit).
+-- Headline figures: explained-share (recorded steps reproduced by one or
+-- more undos), walk-cycles and walk-seconds (all walks, all sessions).
+local journal = require "klineage.journal"
+local runs = require "klineage.runs"
+local walk = require "klineage.walk"
+local workload = require "klineage.workload"
+local host = require "kl.host"
+
+local opts = { backend = nil, runs = nil, policies = "recorded,greedy",
+               workloads = "bfs,conv2d,raytrace,reduction,sgemm,softmax,transpose" }
+local i = 1
+while arg[i] do
+  local k = arg[i]:match("^%-%-([%w_]+)$")
+  if not k or opts[k] == nil and k ~= "backend" and k ~= "runs" and k ~= "seconds" then
+    io.stderr:write("usage: klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR] [--policies a,b] [--workloads a,b] [--seconds S]\n")
+    os.exit(2)
+  end
+  opts[k], i = arg[i + 1], i + 2
+end
+local function split(s) local t = {} for x in s:gmatch("[^,]+") do t[#t + 1] = x end return t end
+local deadline = opts.seconds and host.clock() + tonumber(opts.seconds)
+
+local rows, explained, recorded_steps, all_cycles, all_seconds = {}, 0, 0, 0, 0
+local complete = true
+for _, name in ipairs(split(opts.workloads)) do
+  local w = assert(workload.load(name))
+  for _, policy in ipairs(split(opts.policies)) do
+    local id = string.format("walk-%s-%s-%s", name, policy, opts.backend or "default")
+    local exists = runs.find(id, opts.runs)
+    local ctx = assert(require("klineage.context").new { backend = opts.backend, journal = opts.runs,
+      resume = exists and id or nil, run_id = not exists and id or nil, workloads = { w },
+      command = { "klineage", "run", "bench/walk.lua" } })
+    local s = assert(walk.run(ctx, w, { policy = policy, deadline = deadline }))
+    local dir = ctx.run.dir
+    ctx:close()
+    local cycles, seconds = 0, 0
+    for _, r in ipairs((journal.read(dir .. "/journal.jsonl"))) do
+      if r.kind == "walk_session" and r.walk == s.walk then cycles, seconds = cycles + r.cycles, seconds + r.seconds end
+    end
+    all_cycles, all_seconds = all_cycles + cycles, all_seconds + seconds
+    if s.stopped == "deadline" or s.stopped == "budget_exhausted" then complete = false end
+    rows[#rows + 1] = { w = name, policy = policy, s = s, cycles = cycles, seconds = seconds }
+    if policy == "recorded" and s.stopped ~= "deadline" then
+      for _, st in ipairs(s.steps) do
+        recorded_steps = recorded_steps + 1
+        if st.explained and st.explained.explained then explained = explained + 1 end
+      end
+    end
+    io.stderr:write(string.format("walked %s with %s: %d steps, stopped: %s\n", name, policy, #s.steps, s.stopped))
+  end
+end
+
+local function effect(e)
+  if not e then return "-" end
+  if not e.measured then return "not measured" end
+  return string.format("%.3fx %s", e.speedup or 0, e.outcome or "")
+end
+
+print(string.format("%-10s %-9s %5s %7s %9s  %s", "workload", "policy", "steps", "cycles", "seconds", "stopped"))
+for _, r in ipairs(rows) do
+  print(string.format("%-10s %-9s %5d %7d %9.1f  %s", r.w, r.policy, #r.s.steps, r.cycles, r.seconds, r.s.stopped))
+end
+print()
+print(string.format("%-10s %-4s %-26s %-26s %-22s %s", "workload", "step", "from", "to", "effect", "explained by"))
+for _, r in ipairs(rows) do
+  for _, st in ipairs(r.s.steps) do
+    local x = st.explained
+    local why = ""
+    if r.policy == "recorded" then
+      if x and x.explained then
+        local names = {}
+        for _, c in ipairs(x.chain) do names[#names + 1] = c.transform .. "(" .. c.key .. ")" end
+        why = x.how .. ": " .. table.concat(names, " + ")
+      else
+        why = "unexplained" .. (x and x.partial_differing and string.format(" (closest: %d facts differ)", x.partial_differing) or "")
+      end
+    else
+      why = (st.producer.kind == "transform" and ("undo " .. st.producer.name) or st.producer.kind)
+    end
+    print(string.format("%-10s %-4s %-26s %-26s %-22s %s", r.w, r.policy:sub(1, 1) .. st.step, st.from:sub(1, 26),
+      st.to:sub(1, 26), effect(st.effect), why))
+  end
+end
+print()
+if not complete then print("(some walks stopped at the deadline or budget: run again to resume them)") end
+print(string.format("explained-share: %.1f %%", recorded_steps > 0 and 100 * explained / recorded_steps or 0))
+print(string.format("explained-steps: %d of %d", explained, recorded_steps))
+print(string.format("walk-cycles: %d cycles", all_cycles))
+print(string.format("walk-seconds: %.1f s", all_seconds))

@@ -1,0 +1,94 @@
+-- Proposers: the candidate simplifications of the walk's current kernel.
+-- Each returns candidates in a fixed order (a resumed walk must propose the
+-- same ones), each a gate candidate with its provenance:
+--
+--   undo      the undo of every transform at every site (lua/klineage/transforms)
+--   recorded  the expert's previous version, when the current kernel is a
+--             lineage version
+--   hunks     each hunk of the recorded step (previous -> current version),
+--             reverted alone (klineage.stepdiff), when there are at least two
+--
+--   proposers.NAMES = { "undo", "recorded", "hunks" }
+--   proposers.propose(walk, names) -> { candidate... }
+--     candidate = { source, label, kernel, version (a lineage index, or nil),
+--                   provenance = { parent = sha256, producer = { kind, name, params, edit } },
+--                   site (undo only) }
+local stepdiff = require "klineage.stepdiff"
+local transforms = require "klineage.transforms"
+local hash = require "kl.hash"
+
+local M = {}
+
+M.NAMES = { "undo", "recorded", "hunks" }
+
+local function candidate(walk, text, label, producer, extra)
+  local c = { source = text, label = label, kernel = walk.workload.kernel, file = walk.workload.dir .. "/" .. label,
+              provenance = { parent = walk.current.sha256, producer = producer } }
+  for k, v in pairs(extra or {}) do c[k] = v end
+  return c
+end
+
+local by_name = {}
+
+function by_name.undo(walk, out)
+  for _, site in ipairs(transforms.sites(walk.current.source, { direction = "undo" })) do
+    local text = transforms.run(site)
+    if text and text ~= walk.current.source then
+      out[#out + 1] = candidate(walk, text, string.format("undo %s %s", site.transform, site.key),
+        { kind = "transform", name = site.transform, params = site.params, edit = site.key, direction = "undo" },
+        { site = { transform = site.transform, key = site.key, check = site.check, line = site.line } })
+    end
+  end
+end
+
+local function previous(walk)
+  local i = walk.current.version
+  if not i or i < 2 then return nil end
+  local w = walk.workload
+  return walk:lineage_text(i - 1), w.lineage[i - 1], i - 1
+end
+
+function by_name.recorded(walk, out)
+  local text, file, i = previous(walk)
+  if text then
+    out[#out + 1] = candidate(walk, text, file, { kind = "recorded", name = file }, { version = i })
+  end
+end
+
+function by_name.hunks(walk, out)
+  local text, file = previous(walk)
+  if not text then return end
+  local hunks = stepdiff.diff(text, walk.current.source)
+  local real = {}
+  for i, h in ipairs(hunks or {}) do if not h.trivia then real[#real + 1] = i end end
+  if #real < 2 then return end -- one hunk reverted is the recorded version itself
+  for _, i in ipairs(real) do
+    local t = stepdiff.revert(walk.current.source, hunks, { i })
+    if t and t ~= walk.current.source then
+      out[#out + 1] = candidate(walk, t, string.format("revert hunk %d of %s", i, walk.workload.lineage[walk.current.version]),
+        { kind = "hunk", name = file, edit = string.format("hunk %d at line %d", i, hunks[i].new.line or 0) })
+    end
+  end
+end
+
+function M.propose(walk, names)
+  local out, seen = {}, {}
+  for _, name in ipairs(names or M.NAMES) do
+    local f = by_name[name]
+    if not f then error("no proposer named '" .. tostring(name) .. "' (proposers: " .. table.concat(M.NAMES, ", ") .. ")", 2) end
+    local list = {}
+    f(walk, list)
+    for _, c in ipairs(list) do
+      -- The same text from two proposers is one candidate: the first one names it.
+      local sha = hash.sha256(c.source)
+      if not seen[sha] and not walk.visited[sha] then
+        seen[sha] = true
+        c.sha256 = sha
+        out[#out + 1] = c
+      end
+    end
+  end
+  return out
+end
+
+return M
