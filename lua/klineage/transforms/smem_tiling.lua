@@ -28,7 +28,7 @@ local FLAT = [[{ int $COL = blockIdx . x * $T + threadIdx . x ; int $ROW = block
     for ( int $k = 0 ; $k < $K ; ++ $k ) $ACC += $A [ $ROW * $K + $k ] * $B [ $k * $N + $COL ] ;
     $*EPI } }]]
 
-local TILED = [[{ __shared__ float $AS [ $T ] [ $T ] ; __shared__ float $BS [ $T ] [ $T ] ;
+T.TILED = [[{ __shared__ float $AS [ $T ] [ $T ] ; __shared__ float $BS [ $T ] [ $T ] ;
   int $TX = threadIdx . x , $TY = threadIdx . y ;
   int $COL = blockIdx . x * $T + $TX ; int $ROW = blockIdx . y * $T + $TY ;
   float $ACC = 0.0f ;
@@ -85,7 +85,7 @@ function T.find(unit)
       c[role] = name
     end
   else
-    c, dir = tiling.match(TILED, toks), "undo"
+    c, dir = tiling.match(T.TILED, toks), "undo"
     if not c or #stmts ~= 8 or stmts[8].kind ~= "if" or stmts[8]:field("else") then return sites end
     epi = stmts[8]:field("then")
     if unit:has_word("k") then return sites end
@@ -103,16 +103,9 @@ function T.find(unit)
   return sites
 end
 
-local function fill(lines, c)
-  return (table.concat(lines, "\n"):gsub("%$(%a%w*)", function(k) return assert(c[k], k) end))
-end
-
-function T.apply(site)
-  local ok, f = support.same_unit(site, T, "apply")
-  if not ok then return nil, f end
-  local c = site.caps
-  c.EPI = site.epilogue:text()
-  return support.edit(site, { { node = site.body, text = fill({
+-- The tiled body for captures c (register_blocking undoes to it too).
+function T.tiled_body(c)
+  return tiling.fill({
     "{",
     "  __shared__ float $AS[$T][$T];",
     "  __shared__ float $BS[$T][$T];",
@@ -130,7 +123,15 @@ function T.apply(site)
     "  }",
     "  if ($ROW < $M && $COL < $N)",
     "    $EPI",
-    "}" }, c) } })
+    "}" }, c)
+end
+
+function T.apply(site)
+  local ok, f = support.same_unit(site, T, "apply")
+  if not ok then return nil, f end
+  local c = site.caps
+  c.EPI = site.epilogue:text()
+  return support.edit(site, { { node = site.body, text = T.tiled_body(c) } })
 end
 
 function T.undo(site)
@@ -138,7 +139,7 @@ function T.undo(site)
   if not ok then return nil, f end
   local c = site.caps
   c.EPI = site.epilogue:text()
-  return support.edit(site, { { node = site.body, text = fill({
+  return support.edit(site, { { node = site.body, text = tiling.fill({
     "{",
     "  int $COL = blockIdx.x * $T + threadIdx.x;",
     "  int $ROW = blockIdx.y * $T + threadIdx.y;",

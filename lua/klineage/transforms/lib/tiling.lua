@@ -2,7 +2,8 @@
 -- share: statements matched token by token against a pattern, the single
 -- launch line read and rewritten, and fresh names.
 --
---   tiling.tokens(node) -> { text... } the node's tokens (comments left out)
+--   tiling.tokens(node) -> { text... } the node's tokens (comments left out;
+--       a directive's blanks written _: `#pragma_unroll`)
 --   tiling.match(pattern, toks) -> captures | nil: pattern is tokens split
 --       by blanks; `$X` matches one identifier (the same text again at
 --       every later `$X`), `$#X` one integer literal or identifier,
@@ -14,6 +15,7 @@
 --   tiling.launch_text(launch, grid, block) -> the new clause text
 --   tiling.launch_edit(launch, grid, block) -> an edit for support.edit
 --   tiling.used(unit) -> { name = true } every identifier of the unit
+--   tiling.fill(lines, c) -> the lines joined, each `$NAME` replaced by c.NAME
 --   tiling.kernel(unit) -> fn | nil: the unit's only __global__ function
 local support = require "klineage.transforms.support"
 
@@ -23,7 +25,8 @@ function M.tokens(node)
   local a, b = node:token_range()
   local out = {}
   for _, t in ipairs(node.unit:tokens(a, b)) do
-    if t.kind ~= "comment" then out[#out + 1] = t.text end
+    -- a directive is one token: its blanks become _ (pattern word #pragma_unroll)
+    if t.kind ~= "comment" then out[#out + 1] = t.text:sub(1, 1) == "#" and t.text:gsub("%s+", "_") or t.text end
   end
   return out
 end
@@ -138,6 +141,10 @@ function M.used(unit)
   local seen = {}
   for id in unit:walk({ "ident" }) do seen[id:text()] = true end
   return seen
+end
+
+function M.fill(lines, c)
+  return (table.concat(lines, "\n"):gsub("%$(%a%w*)", function(k) return assert(c[k], k) end))
 end
 
 function M.kernel(unit)
