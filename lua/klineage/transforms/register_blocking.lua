@@ -55,7 +55,7 @@ local BLOCKED_NAMES = { "tid", "thread_col", "thread_row", "a_row", "a_col", "b_
 local TILED_NAMES = { "tx", "ty", "TILE" }
 
 local function fresh(unit, names)
-  for _, n in ipairs(names) do if unit:has_word(n) then return false end end
+  for _, n in ipairs(names) do if tiling.taken(unit, n) then return false end end
   return true
 end
 
@@ -134,7 +134,7 @@ local function checked(site, text, dropped)
   if not text then return nil end
   local u = require("kl.source").parse(text)
   for _, n in ipairs(dropped) do
-    if u:has_word(n) then return support.refuse(site, n .. " is still used after the edit") end
+    if tiling.taken(u, n) then return support.refuse(site, n .. " is still used after the edit") end
   end
   return text
 end

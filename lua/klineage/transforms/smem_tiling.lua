@@ -81,14 +81,14 @@ function T.find(unit)
     epi = inner and inner.kind == "compound" and #inner:children() == 3 and inner:children()[3]
     if not epi or stmts[3]:field("else") then return sites end
     for role, name in pairs(TILE_NAMES) do
-      if unit:has_word(name) then return sites end
+      if tiling.taken(unit, name) then return sites end
       c[role] = name
     end
   else
     c, dir = tiling.match(T.TILED, toks), "undo"
     if not c or #stmts ~= 8 or stmts[8].kind ~= "if" or stmts[8]:field("else") then return sites end
     epi = stmts[8]:field("then")
-    if unit:has_word("k") then return sites end
+    if tiling.taken(unit, "k") then return sites end
     for role in pairs(TILE_NAMES) do
       for id in epi:walk({ "ident" }) do if id:text() == c[role] then return sites end end
     end

@@ -14,8 +14,9 @@
 --       block = { text... }, rest (smem(...) and the like, verbatim) }
 --   tiling.launch_text(launch, grid, block) -> the new clause text
 --   tiling.launch_edit(launch, grid, block) -> an edit for support.edit
---   tiling.used(unit) -> { name = true } every identifier of the unit
 --   tiling.fill(lines, c) -> the lines joined, each `$NAME` replaced by c.NAME
+--   tiling.taken(unit, name) -> whether the unit's code, a #define's name
+--       or a #define's value names it
 --   tiling.kernel(unit) -> fn | nil: the unit's only __global__ function
 local support = require "klineage.transforms.support"
 
@@ -137,14 +138,17 @@ function M.launch_edit(l, grid, block)
   return { begin = l.begin, ["end"] = l["end"], text = M.launch_text(l, grid, block) }
 end
 
-function M.used(unit)
-  local seen = {}
-  for id in unit:walk({ "ident" }) do seen[id:text()] = true end
-  return seen
-end
-
 function M.fill(lines, c)
   return (table.concat(lines, "\n"):gsub("%$(%a%w*)", function(k) return assert(c[k], k) end))
+end
+
+-- has_word reads code, not preprocessor lines: #defines are read here.
+function M.taken(unit, name)
+  if unit:has_word(name) then return true end
+  for _, d in ipairs(unit:defines()) do
+    if d.name.text == name or (" " .. d.value.text .. " "):find("%f[%w_]" .. name .. "%f[^%w_]") then return true end
+  end
+  return false
 end
 
 function M.kernel(unit)
