@@ -1,208 +1,169 @@
--- Register blocking, 1-D (sgemm v2 -> v3): each thread accumulates TM
--- outputs of one column in registers, so each B value read from shared
--- memory feeds TM multiply-adds; the tiles become BM x BK and BK x BN for
--- a 1-D block of BM * BN / TM threads, each loading one element of each.
+-- Register blocking (thread coarsening) of the sgemm lineage's tiled
+-- product: each thread accumulates several outputs in registers, so each
+-- value it reads from shared memory feeds several multiply-adds.
+--   step 1d (v2 -> v3): the T x T tiled product, one output a thread,
+--     becomes BM x BK / BK x BN tiles (64, 64, 8) for a 1-D block of
+--     BM * BN / TM threads, each computing TM = 8 rows of one column;
+--   step 2d (v3 -> v4): 128 x 128 x 8 tiles, each thread a TM x TN = 8 x 8
+--     sub-tile from register fragments of A and B.
+-- undo goes one step back: v4 -> v3, v3 -> v2 (with T = 32).
 --
--- The static check is the lineage's idiom on both sides, as the whole
--- kernel: apply takes the T x T shared-memory tiled product (the form
--- smem_tiling writes, with `#define T n`, the launch grid(cdiv(N, T),
--- cdiv(M, T)) block(T, T)) and writes v3's constants (BM = BN = 64,
--- BK = TM = 8), its 1-D launch and the `requires` line that its edge-free
--- loads need. undo takes that v3 form token for token (its #define block
--- and static_assert verbatim, the launch and requires lines, the body) and
--- writes the T = 32 tiled product, which needs no requires line. The
--- epilogue (one statement storing the output) moves over with its
--- accumulator read as `acc[i]` (apply) or `acc` (undo). Names the other
--- form introduces must be free in the unit, and the constants one form
--- drops must be left unused.
+-- The static check: the kernel's whole body is one of the lineage's forms
+-- (lib/sgemm_forms.lua) token for token, with the form's surroundings as
+-- the lineage writes them: v2 a `#define T n` (1..32), launch grid(cdiv(N,
+-- T), cdiv(M, T)) block(T, T) and no __launch_bounds__; v3 and v4 their
+-- #define block and static_assert verbatim, their launch, their
+-- `requires M % BM == 0 && N % BN == 0 && K % BK == 0` (the edge-free
+-- loads need it) and __launch_bounds__(THREADS). The epilogue (the
+-- statement storing an output) moves over with its accumulator read
+-- rewritten (acc, acc[i], acc[i][j]) and must name nothing else of either
+-- form; names and constants the other form introduces must be free, and
+-- those it drops unused after the edit.
 local support = require "klineage.transforms.support"
 local tiling = require "klineage.transforms.lib.tiling"
-local smem = require "klineage.transforms.smem_tiling"
+local forms = require "klineage.transforms.lib.sgemm_forms"
 
 local T = {
   name = "register_blocking",
-  intent = "give each thread TM outputs held in registers so each shared-memory load of B feeds TM multiply-adds",
+  intent = "give each thread several outputs held in registers so each shared-memory load feeds several multiply-adds",
 }
 
-local HEADER = [[#define BM 64
-#define BN 64
-#define BK 8
-#define TM 8
-#define THREADS (BM * BN / TM)
+local STEPS = { { from = forms.tiled, to = forms.blocked1, tag = "1d" }, { from = forms.blocked1, to = forms.blocked2, tag = "2d" } }
+local FORMS = { forms.tiled, forms.blocked1, forms.blocked2 }
 
-// Each thread loads exactly one element of each tile.
-static_assert(BM * BK == THREADS && BK * BN == THREADS, "tile shape must match the block size");
-]]
-
-local BLOCKED = [[{ __shared__ float $AS [ BM ] [ BK ] ; __shared__ float $BS [ BK ] [ BN ] ;
-  int tid = threadIdx . x ; int thread_col = tid % BN ; int thread_row = tid / BN ;
-  int a_row = tid / BK , a_col = tid % BK ; int b_row = tid / BN , b_col = tid % BN ;
-  const float * Ablock = $A + blockIdx . y * BM * $K ; const float * Bblock = $B + blockIdx . x * BN ;
-  float $ACC [ TM ] ; #pragma_unroll for ( int i = 0 ; i < TM ; ++ i ) $ACC [ i ] = 0.0f ;
-  for ( int $K0 = 0 ; $K0 < $K ; $K0 += BK ) {
-    $AS [ a_row ] [ a_col ] = Ablock [ a_row * $K + $K0 + a_col ] ;
-    $BS [ b_row ] [ b_col ] = Bblock [ ( $K0 + b_row ) * $N + b_col ] ;
-    __syncthreads ( ) ;
-    #pragma_unroll for ( int $KK = 0 ; $KK < BK ; ++ $KK ) { float b = $BS [ $KK ] [ thread_col ] ;
-      #pragma_unroll for ( int i = 0 ; i < TM ; ++ i ) $ACC [ i ] += $AS [ thread_row * TM + i ] [ $KK ] * b ; }
-    __syncthreads ( ) ; }
-  int $COL = blockIdx . x * BN + thread_col ;
-  #pragma_unroll for ( int i = 0 ; i < TM ; ++ i ) { int $ROW = blockIdx . y * BM + thread_row * TM + i ; $*EPI }
-  ( void ) $M ; }]]
-
-local BLOCKED_NAMES = { "tid", "thread_col", "thread_row", "a_row", "a_col", "b_row", "b_col", "Ablock", "Bblock",
-                        "i", "b", "BM", "BN", "BK", "TM", "THREADS" }
-local TILED_NAMES = { "tx", "ty", "TILE" }
-
-local function fresh(unit, names)
-  for _, n in ipairs(names) do if tiling.taken(unit, n) then return false end end
-  return true
+local function requires_text(c)
+  return string.format("requires %s %% BM == 0 && %s %% BN == 0 && %s %% BK == 0", c.M, c.N, c.K)
 end
 
--- The epilogue with every read of the accumulator `from` written `to`, or
--- nil when it names the accumulator any other way.
-local function move_epilogue(epi, from_pat, to, acc)
-  local text, n = epi:gsub(from_pat, to)
-  local bare = 0
-  for _ in epi:gmatch("%f[%w_]" .. acc .. "%f[^%w_]") do bare = bare + 1 end
+-- Bytes of line `n` of text, its newline included.
+local function line_span(text, n)
+  local at = 1
+  for _ = 2, n do at = assert(text:find("\n", at, true)) + 1 end
+  return at, (text:find("\n", at, true) or #text)
+end
+
+local function same(a, b) return table.concat(a, "\0") == table.concat(b, "\0") end
+
+-- The surroundings of form f in the unit: { header = span, requires = span
+-- or nil, lb, launch }, or nil when they are not the lineage's.
+local function surroundings(unit, fn, f, c)
+  local l, lb, text = tiling.launch(unit), fn:launch_bounds(), tostring(unit)
+  if not l or not same(l.grid, f.grid(c)) or not same(l.block, f.block(c)) then return nil end
+  local out = { launch = l, lb = lb }
+  if f.bounds then
+    if not (lb.present and lb.count == 1 and lb.whole.text == "__launch_bounds__(THREADS)") then return nil end
+  elseif lb.present or not lb.insert then return nil end
+  if f.header then
+    local bm = unit:define(f.consts[1])
+    if not bm or text:sub(bm.line.begin, bm.line.begin + #f.header - 1) ~= f.header then return nil end
+    out.header = { bm.line.begin, bm.line.begin + #f.header - 1 }
+  else
+    local d = unit:define(c.T)
+    if not (d and not d.redefined and not d.in_function and math.type(d.value.int) == "integer"
+            and d.value.int >= 1 and d.value.int <= 32) then return nil end
+    out.header = { d.line.begin, d.line["end"] }
+  end
+  for _, a in ipairs(unit:annotations()) do
+    if a.text:match("^requires") and a.text == requires_text(c) then
+      if out.requires then return nil end
+      out.requires = { line_span(text, a.line) }
+    end
+  end
+  if f.requires and not out.requires then return nil end
+  return out
+end
+
+local function words_of(...)
+  local set = {}
+  for _, list in ipairs({ ... }) do for _, w in ipairs(list) do set[w] = true end end
+  return set
+end
+
+-- The epilogue with the accumulator read as `to` reads it, or nil.
+local function move_epilogue(epi, from, to, c, banned)
+  local text, n = epi:gsub((from.acc_pat:gsub("%$ACC", c.ACC)), (tiling.fill({ to.acc }, c):gsub("%%", "%%%%")))
+  local bare = select(2, epi:gsub("%f[%w_]" .. c.ACC .. "%f[^%w_]", ""))
   if n == 0 or n ~= bare then return nil end
+  for w in epi:gsub((from.acc_pat:gsub("%$ACC", c.ACC)), ""):gmatch("[%a_][%w_]*") do
+    if banned[w] then return nil end
+  end
   return text
 end
 
--- The text span of `line` (1-based) of the unit, its newline included.
-local function line_span(text, line)
-  local at = 1
-  for _ = 2, line do at = assert(text:find("\n", at, true)) + 1 end
-  return at, (text:find("\n", at, true) or #text)
+local function site_for(unit, fn, f, g, tag, direction, c, around, epi)
+  local fresh = words_of(g.names, g.consts, g == forms.tiled and { "TILE" } or {})
+  for w in pairs(words_of(f.names, f.consts)) do fresh[w] = nil end
+  for w in pairs(fresh) do if tiling.taken(unit, w) then return nil end end
+  local d = {}
+  for k, v in pairs(c) do d[k] = v end
+  if g == forms.tiled then d.T, d.TX, d.TY = "TILE", "tx", "ty" end
+  d.EPI = move_epilogue(epi:text(), f, g, d, words_of(f.names, g.names, f.loops, g.loops, f.consts, g.consts))
+  if not d.EPI then return nil end
+  return support.site(T, unit, fn, {
+    direction = direction, key = fn:name() .. ":" .. c.ACC .. ":" .. tag, line = fn:body().line,
+    from = f, to = g, caps = d, dropped = f.header and f.consts or { c.T }, body = fn:body(),
+    header = around.header, requires = around.requires, lb = around.lb, launch = around.launch,
+    check = string.format("the whole kernel is the lineage's %s form of the product of %s and %s, with its launch, constants and requires as the lineage writes them",
+      f.name, c.A, c.B),
+  })
 end
 
 function T.find(unit)
   local sites = {}
   local fn = tiling.kernel(unit)
-  local l = fn and tiling.launch(unit)
-  if not l then return sites end
-  local text, body = tostring(unit), fn:body()
-  local toks, stmts = tiling.tokens(body), body:children()
-  local lb = fn:launch_bounds()
-  local c = tiling.match(smem.TILED, toks)
-  local site = { body = body, launch = l, lb = lb }
-  if c then
-    local def = unit:define(c.T)
-    if not (def and not def.redefined and not def.in_function and math.type(def.value.int) == "integer"
-            and def.value.int >= 1 and def.value.int <= 32) then return sites end
-    if lb.present or not lb.insert or #stmts ~= 8 or stmts[8].kind ~= "if" or stmts[8]:field("else") then return sites end
-    if not (#l.block == 2 and l.block[1] == c.T and l.block[2] == c.T and #l.grid == 2
-            and l.grid[1] == "cdiv(" .. c.N .. ", " .. c.T .. ")" and l.grid[2] == "cdiv(" .. c.M .. ", " .. c.T .. ")") then return sites end
-    if not fresh(unit, BLOCKED_NAMES) then return sites end
-    c.EPI = move_epilogue(stmts[8]:field("then"):text(), "%f[%w_]" .. c.ACC .. "%f[^%w_]", c.ACC .. "[i]", c.ACC)
-    if not c.EPI then return sites end
-    site.direction, site.define = "apply", def
-  else
-    c = tiling.match(BLOCKED, toks)
-    if not c or not lb.present or lb.whole.text ~= "__launch_bounds__(THREADS)" then return sites end
-    local bm = unit:define("BM")
-    if not bm or text:sub(bm.line.begin, bm.line.begin + #HEADER - 1) ~= HEADER then return sites end
-    if not (#l.block == 1 and l.block[1] == "cdiv(BM * BN, TM)" and #l.grid == 2
-            and l.grid[1] == "cdiv(" .. c.N .. ", BN)" and l.grid[2] == "cdiv(" .. c.M .. ", BM)") then return sites end
-    local req
-    for _, a in ipairs(unit:annotations()) do
-      if a.text:match("^requires") then
-        if req or a.text ~= string.format("requires %s %% BM == 0 && %s %% BN == 0 && %s %% BK == 0", c.M, c.N, c.K) then
-          return sites
-        end
-        req = a
-      end
-    end
-    if not req or not fresh(unit, TILED_NAMES) then return sites end
-    local last = stmts[#stmts - 1]
-    local inner = last.kind == "for" and last:field("body")
-    if not (inner and inner.kind == "compound" and #inner:children() == 2) then return sites end
-    c.EPI = move_epilogue(inner:children()[2]:text(), "%f[%w_]" .. c.ACC .. "%s*%[%s*i%s*%]", c.ACC, c.ACC)
-    if not c.EPI or c.EPI:find("%f[%w_]i%f[^%w_]") then return sites end
-    site.direction, site.header = "undo", { begin = bm.line.begin, ["end"] = bm.line.begin + #HEADER - 1 }
-    site.requires = { line_span(text, req.line) }
+  if not fn then return sites end
+  local f, c
+  for _, form in ipairs(FORMS) do
+    c = forms.match(form, fn:body())
+    if c then f = form break end
   end
-  site.caps, site.key, site.line = c, fn:name() .. ":" .. c.ACC, body.line
-  site.check = string.format("the whole kernel is the lineage's %s product of %s and %s into %s",
-    site.direction == "apply" and "T x T shared-memory tiled" or "1-D register-blocked (TM outputs a thread)", c.A, c.B, c.ACC)
-  sites[1] = support.site(T, unit, fn, site)
+  local epi = f and f.epilogue(fn:body())
+  if not epi or table.concat(tiling.tokens(epi), " ") ~= c.EPI then return sites end
+  local around = surroundings(unit, fn, f, c)
+  if not around then return sites end
+  for _, step in ipairs(STEPS) do
+    local s
+    if step.to == f then s = site_for(unit, fn, f, step.from, step.tag, "undo", c, around, epi) end
+    if step.from == f then s = site_for(unit, fn, f, step.to, step.tag, "apply", c, around, epi) end
+    sites[#sites + 1] = s
+  end
   return sites
 end
 
--- The edit is only good when the constants it drops are used nowhere else.
-local function checked(site, text, dropped)
-  if not text then return nil end
+local function rewrite(site, direction)
+  local ok, fail = support.same_unit(site, T, direction)
+  if not ok then return nil, fail end
+  local f, g, c, l = site.from, site.to, site.caps, site.launch
+  local edits = {
+    tiling.launch_edit(l, g.grid(c), g.block(c)),
+    { begin = site.header[1], ["end"] = site.header[2], text = g.header or "#define TILE 32\n" },
+    { node = site.body, text = forms.text(g, c) },
+  }
+  if f.requires and not g.requires then
+    edits[#edits + 1] = { begin = site.requires[1], ["end"] = site.requires[2], text = "" }
+  elseif g.requires and not site.requires then
+    local text = tostring(site.unit)
+    local _, eol = line_span(text, select(2, text:sub(1, l.begin):gsub("\n", "")) + 1)
+    edits[#edits + 1] = { begin = eol + 1, ["end"] = eol, text = "// @kl " .. requires_text(c) .. "\n" }
+  end
+  if f.bounds and not g.bounds then
+    local r = site.lb.whole.remove
+    edits[#edits + 1] = { begin = r.begin, ["end"] = r["end"], text = "" }
+  elseif g.bounds and not f.bounds then
+    local i = site.lb.insert
+    edits[#edits + 1] = { begin = i.begin, ["end"] = i["end"], text = i.prefix .. "__launch_bounds__(THREADS)" .. i.suffix }
+  end
+  local text, err = support.edit(site, edits)
+  if not text then return nil, err end
+  -- the constants the old form owned must be gone with it
   local u = require("kl.source").parse(text)
-  for _, n in ipairs(dropped) do
-    if tiling.taken(u, n) then return support.refuse(site, n .. " is still used after the edit") end
+  for _, n in ipairs(site.dropped) do
+    if tiling.taken(u, n) and not words_of(g.consts)[n] then return support.refuse(site, n .. " is still used after the edit") end
   end
   return text
 end
 
-function T.apply(site)
-  local ok, f = support.same_unit(site, T, "apply")
-  if not ok then return nil, f end
-  local c, l, d = site.caps, site.launch, site.define
-  local text = tostring(site.unit)
-  local _, launch_end = line_span(text, select(2, text:sub(1, l.begin):gsub("\n", "")) + 1)
-  local ins = site.lb.insert
-  return checked(site, support.edit(site, {
-    tiling.launch_edit(l, { "cdiv(" .. c.N .. ", BN)", "cdiv(" .. c.M .. ", BM)" }, { "cdiv(BM * BN, TM)" }),
-    { begin = launch_end + 1, ["end"] = launch_end,
-      text = string.format("// @kl requires %s %% BM == 0 && %s %% BN == 0 && %s %% BK == 0\n", c.M, c.N, c.K) },
-    { begin = d.line.begin, ["end"] = d.line["end"], text = HEADER },
-    { begin = ins.begin, ["end"] = ins["end"], text = ins.prefix .. "__launch_bounds__(THREADS)" .. ins.suffix },
-    { node = site.body, text = tiling.fill({
-      "{",
-      "  __shared__ float $AS[BM][BK];",
-      "  __shared__ float $BS[BK][BN];",
-      "  int tid = threadIdx.x;",
-      "  int thread_col = tid % BN;",
-      "  int thread_row = tid / BN;  // owns rows thread_row * TM .. + TM - 1",
-      "  int a_row = tid / BK, a_col = tid % BK;",
-      "  int b_row = tid / BN, b_col = tid % BN;",
-      "  const float *Ablock = $A + blockIdx.y * BM * $K;",
-      "  const float *Bblock = $B + blockIdx.x * BN;",
-      "  float $ACC[TM];",
-      "#pragma unroll",
-      "  for (int i = 0; i < TM; ++i) $ACC[i] = 0.0f;",
-      "",
-      "  for (int $K0 = 0; $K0 < $K; $K0 += BK) {",
-      "    $AS[a_row][a_col] = Ablock[a_row * $K + $K0 + a_col];",
-      "    $BS[b_row][b_col] = Bblock[($K0 + b_row) * $N + b_col];",
-      "    __syncthreads();",
-      "#pragma unroll",
-      "    for (int $KK = 0; $KK < BK; ++$KK) {",
-      "      float b = $BS[$KK][thread_col];",
-      "#pragma unroll",
-      "      for (int i = 0; i < TM; ++i)",
-      "        $ACC[i] += $AS[thread_row * TM + i][$KK] * b;",
-      "    }",
-      "    __syncthreads();",
-      "  }",
-      "  int $COL = blockIdx.x * BN + thread_col;",
-      "#pragma unroll",
-      "  for (int i = 0; i < TM; ++i) {",
-      "    int $ROW = blockIdx.y * BM + thread_row * TM + i;",
-      "    $EPI",
-      "  }",
-      "  (void)$M;",
-      "}" }, c) },
-  }), { c.T })
-end
-
-function T.undo(site)
-  local ok, f = support.same_unit(site, T, "undo")
-  if not ok then return nil, f end
-  local c, l = site.caps, site.launch
-  c.T, c.TX, c.TY = "TILE", "tx", "ty"
-  return checked(site, support.edit(site, {
-    tiling.launch_edit(l, { "cdiv(" .. c.N .. ", TILE)", "cdiv(" .. c.M .. ", TILE)" }, { "TILE", "TILE" }),
-    { begin = site.requires[1], ["end"] = site.requires[2], text = "" },
-    { begin = site.header.begin, ["end"] = site.header["end"], text = "#define TILE 32\n" },
-    { begin = site.lb.whole.remove.begin, ["end"] = site.lb.whole.remove["end"], text = "" },
-    { node = site.body, text = smem.tiled_body(c) },
-  }), { "BM", "BN", "BK", "TM", "THREADS" })
-end
+function T.apply(site) return rewrite(site, "apply") end
+function T.undo(site) return rewrite(site, "undo") end
 
 return T

@@ -17,6 +17,7 @@
 -- other form introduces free in the unit.
 local support = require "klineage.transforms.support"
 local tiling = require "klineage.transforms.lib.tiling"
+local forms = require "klineage.transforms.lib.sgemm_forms"
 
 local T = {
   name = "smem_tiling",
@@ -28,17 +29,6 @@ local FLAT = [[{ int $COL = blockIdx . x * $T + threadIdx . x ; int $ROW = block
     for ( int $k = 0 ; $k < $K ; ++ $k ) $ACC += $A [ $ROW * $K + $k ] * $B [ $k * $N + $COL ] ;
     $*EPI } }]]
 
-T.TILED = [[{ __shared__ float $AS [ $T ] [ $T ] ; __shared__ float $BS [ $T ] [ $T ] ;
-  int $TX = threadIdx . x , $TY = threadIdx . y ;
-  int $COL = blockIdx . x * $T + $TX ; int $ROW = blockIdx . y * $T + $TY ;
-  float $ACC = 0.0f ;
-  for ( int $K0 = 0 ; $K0 < $K ; $K0 += $T ) {
-    $AS [ $TY ] [ $TX ] = ( $ROW < $M && $K0 + $TX < $K ) ? $A [ $ROW * $K + $K0 + $TX ] : 0.0f ;
-    $BS [ $TY ] [ $TX ] = ( $K0 + $TY < $K && $COL < $N ) ? $B [ ( $K0 + $TY ) * $N + $COL ] : 0.0f ;
-    __syncthreads ( ) ;
-    for ( int $KK = 0 ; $KK < $T ; ++ $KK ) $ACC += $AS [ $TY ] [ $KK ] * $BS [ $KK ] [ $TX ] ;
-    __syncthreads ( ) ; }
-  if ( $ROW < $M && $COL < $N ) $*EPI }]]
 
 -- The names the tiled form introduces (apply) or the flat one (undo).
 local TILE_NAMES = { AS = "As", BS = "Bs", TX = "tx", TY = "ty", K0 = "k0", KK = "kk" }
@@ -85,7 +75,7 @@ function T.find(unit)
       c[role] = name
     end
   else
-    c, dir = tiling.match(T.TILED, toks), "undo"
+    c, dir = forms.match(forms.tiled, body), "undo"
     if not c or #stmts ~= 8 or stmts[8].kind ~= "if" or stmts[8]:field("else") then return sites end
     epi = stmts[8]:field("then")
     if tiling.taken(unit, "k") then return sites end
@@ -103,35 +93,13 @@ function T.find(unit)
   return sites
 end
 
--- The tiled body for captures c (register_blocking undoes to it too).
-function T.tiled_body(c)
-  return tiling.fill({
-    "{",
-    "  __shared__ float $AS[$T][$T];",
-    "  __shared__ float $BS[$T][$T];",
-    "  int $TX = threadIdx.x, $TY = threadIdx.y;",
-    "  int $COL = blockIdx.x * $T + $TX;",
-    "  int $ROW = blockIdx.y * $T + $TY;",
-    "  float $ACC = 0.0f;",
-    "  for (int $K0 = 0; $K0 < $K; $K0 += $T) {",
-    "    $AS[$TY][$TX] = ($ROW < $M && $K0 + $TX < $K) ? $A[$ROW * $K + $K0 + $TX] : 0.0f;",
-    "    $BS[$TY][$TX] = ($K0 + $TY < $K && $COL < $N) ? $B[($K0 + $TY) * $N + $COL] : 0.0f;",
-    "    __syncthreads();",
-    "    for (int $KK = 0; $KK < $T; ++$KK)",
-    "      $ACC += $AS[$TY][$KK] * $BS[$KK][$TX];",
-    "    __syncthreads();  // the next iteration overwrites the tiles",
-    "  }",
-    "  if ($ROW < $M && $COL < $N)",
-    "    $EPI",
-    "}" }, c)
-end
 
 function T.apply(site)
   local ok, f = support.same_unit(site, T, "apply")
   if not ok then return nil, f end
   local c = site.caps
   c.EPI = site.epilogue:text()
-  return support.edit(site, { { node = site.body, text = T.tiled_body(c) } })
+  return support.edit(site, { { node = site.body, text = forms.text(forms.tiled, c) } })
 end
 
 function T.undo(site)

@@ -1,1 +1,0 @@
-return { direction = "undo", key = "sgemm:acc", why = "sgemm v3 back to v2's one output a thread with 32 x 32 tiles; the requires line goes, v2 takes any size" }
