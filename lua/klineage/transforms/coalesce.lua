@@ -3,7 +3,8 @@
 -- dimension, so a warp's stores (and the loads that follow the same index)
 -- touch consecutive addresses instead of addresses a whole row apart.
 --
--- The static check (sgemm v0 -> v1): the kernel's first two statements are
+-- Two kinds of site. The 2-D kind (sgemm v0 -> v1): the kernel's first two
+-- statements are
 --   int R = blockIdx.a * E + threadIdx.a;  int C = blockIdx.b * F + threadIdx.b;
 -- with {a, b} = {x, y}; these four are the only thread and block indices
 -- of the whole unit; no warp-level primitive is used; every store through
@@ -14,8 +15,14 @@
 -- observe. apply is offered when U follows threadIdx.y, undo when it
 -- follows threadIdx.x; both do the same swap, writing the declaration of
 -- the x index first, as the lineage does.
+-- The 1-D kind (conv2d v0 -> v1, lib/linear_index.lua): a global index
+-- split into mixed-radix digits; apply peels them off in the output
+-- layout's reverse order (the store becomes P[i]), undo moves the layout's
+-- outermost digit innermost again (the naive order) and spells the store's
+-- subscript out.
 local support = require "klineage.transforms.support"
 local tiling = require "klineage.transforms.lib.tiling"
+local linear = require "klineage.transforms.lib.linear_index"
 
 local T = {
   name = "coalesce",
@@ -66,10 +73,22 @@ local function swap_axes(text)
   return text
 end
 
+-- The 1-D kind (lib/linear_index.lua): a thread's block mates change, so
+-- nothing may let threads see one another.
+local function linear_site(unit, fn)
+  if warp_level(unit) or builtin_uses(unit) ~= 2 or tiling.taken(unit, "__syncthreads") or tiling.taken(unit, "__shared__") then
+    return nil
+  end
+  local f = linear.find(unit, fn)
+  return f and support.site(T, unit, fn, f)
+end
+
 function T.find(unit)
   local sites = {}
   local fn = tiling.kernel(unit)
-  if not fn or warp_level(unit) or builtin_uses(unit) ~= 4 then return sites end
+  if not fn then return sites end
+  sites[1] = linear_site(unit, fn)
+  if sites[1] or warp_level(unit) or builtin_uses(unit) ~= 4 then return sites end
   local launch = tiling.launch(unit)
   if not launch or #launch.grid ~= 2 or #launch.block ~= 2 then return sites end
   local stmts = fn:body():children()
@@ -98,6 +117,7 @@ end
 local function swap(site, direction)
   local ok, f = support.same_unit(site, T, direction)
   if not ok then return nil, f end
+  if site.linear then return support.edit(site, linear.edits(site)) end
   local d1, d2, l = site.decls[1], site.decls[2], site.launch
   return support.edit(site, {
     { node = d1, text = swap_axes(d2:text()) },
