@@ -24,12 +24,6 @@ local T = {
   intent = "stage T x T tiles of both operands of a matrix product in shared memory so each global element is loaded once per block",
 }
 
-local FLAT = [[{ int $COL = blockIdx . x * $T + threadIdx . x ; int $ROW = blockIdx . y * $T + threadIdx . y ;
-  if ( $ROW < $M && $COL < $N ) { float $ACC = 0.0f ;
-    for ( int $k = 0 ; $k < $K ; ++ $k ) $ACC += $A [ $ROW * $K + $k ] * $B [ $k * $N + $COL ] ;
-    $*EPI } }]]
-
-
 -- The names the tiled form introduces (apply) or the flat one (undo).
 local TILE_NAMES = { AS = "As", BS = "Bs", TX = "tx", TY = "ty", K0 = "k0", KK = "kk" }
 
@@ -63,21 +57,18 @@ function T.find(unit)
   local fn = tiling.kernel(unit)
   if not fn then return sites end
   local body = fn:body()
-  local toks = tiling.tokens(body)
-  local stmts = body:children()
-  local c, dir, epi = tiling.match(FLAT, toks), "apply", nil
+  local c, dir = forms.match(forms.flat, body), "apply"
+  local epi = c and forms.flat.epilogue(body)
   if c then
-    local inner = #stmts == 3 and stmts[3].kind == "if" and stmts[3]:field("then")
-    epi = inner and inner.kind == "compound" and #inner:children() == 3 and inner:children()[3]
-    if not epi or stmts[3]:field("else") then return sites end
+    if not epi then return sites end
     for role, name in pairs(TILE_NAMES) do
       if tiling.taken(unit, name) then return sites end
       c[role] = name
     end
   else
     c, dir = forms.match(forms.tiled, body), "undo"
-    if not c or #stmts ~= 8 or stmts[8].kind ~= "if" or stmts[8]:field("else") then return sites end
-    epi = stmts[8]:field("then")
+    epi = c and forms.tiled.epilogue(body)
+    if not epi then return sites end
     if tiling.taken(unit, "k") then return sites end
     for role in pairs(TILE_NAMES) do
       for id in epi:walk({ "ident" }) do if id:text() == c[role] then return sites end end
@@ -93,7 +84,6 @@ function T.find(unit)
   return sites
 end
 
-
 function T.apply(site)
   local ok, f = support.same_unit(site, T, "apply")
   if not ok then return nil, f end
@@ -107,17 +97,7 @@ function T.undo(site)
   if not ok then return nil, f end
   local c = site.caps
   c.EPI = site.epilogue:text()
-  return support.edit(site, { { node = site.body, text = tiling.fill({
-    "{",
-    "  int $COL = blockIdx.x * $T + threadIdx.x;",
-    "  int $ROW = blockIdx.y * $T + threadIdx.y;",
-    "  if ($ROW < $M && $COL < $N) {",
-    "    float $ACC = 0.0f;",
-    "    for (int $k = 0; $k < $K; ++$k)",
-    "      $ACC += $A[$ROW * $K + $k] * $B[$k * $N + $COL];",
-    "    $EPI",
-    "  }",
-    "}" }, c) } })
+  return support.edit(site, { { node = site.body, text = forms.text(forms.flat, c) } })
 end
 
 return T

@@ -6,18 +6,38 @@
 -- `requires` line and __launch_bounds__. A body matches a form when its
 -- tokens are the template's with any identifier for each role.
 --
---   forms.tiled (v2), forms.blocked1 (v3), forms.blocked2 (v4): form =
+--   forms.flat (v1: one output a thread, global loads in the k loop; only
+--     body and epilogue), forms.tiled (v2), forms.blocked1 (v3),
+--     forms.blocked2 (v4): form =
 --     { name, body (template), header (verbatim, or nil: one #define $T),
 --       consts (the #define names it owns), names (the local names it
 --       introduces), grid(c) / block(c) -> { text... }, requires (bool),
 --       bounds (bool: __launch_bounds__(THREADS)), acc (how $EPI reads the
 --       accumulator: "$ACC", "$ACC[i]", ...; acc_pat: that as a Lua
 --       pattern), loops (the epilogue's loop indices), epilogue(body) -> the epilogue statement node or nil }
---   forms.match(form, body) -> captures | nil
+--   forms.match(form, body) -> captures | nil (distinct roles, distinct names)
 --   forms.text(form, c) -> the body text for captures c
 local tiling = require "klineage.transforms.lib.tiling"
 
 local M = {}
+
+M.flat = {
+  epilogue = function(body)
+    local s = body:children()
+    local inner = #s == 3 and s[3].kind == "if" and not s[3]:field("else") and s[3]:field("then")
+    if inner and inner.kind == "compound" and #inner:children() == 3 then return inner:children()[3] end
+  end,
+  body = [[{
+  int $COL = blockIdx.x * $T + threadIdx.x;
+  int $ROW = blockIdx.y * $T + threadIdx.y;
+  if ($ROW < $M && $COL < $N) {
+    float $ACC = 0.0f;
+    for (int $k = 0; $k < $K; ++$k)
+      $ACC += $A[$ROW * $K + $k] * $B[$k * $N + $COL];
+    $EPI
+  }
+}]],
+}
 
 M.tiled = {
   name = "v2", consts = {}, names = { "tx", "ty" }, requires = false, bounds = false, acc = "$ACC", loops = {},
@@ -206,6 +226,25 @@ local function pattern(form)
   return patterns[form]
 end
 
-function M.match(form, body) return tiling.match(pattern(form), tiling.tokens(body)) end
+-- Distinct roles must be distinct names, none of them a name the
+-- template spells out: otherwise one would shadow another and the kernel
+-- would not compute what its form says.
+function M.match(form, body)
+  local p = pattern(form)
+  local c = tiling.match(p, tiling.tokens(body))
+  if not c then return nil end
+  local seen, prev = {}, nil
+  for w in p:gmatch("%S+") do
+    if w:match("^[%a_][%w_]*$") and prev ~= "." and prev ~= "->" then seen[w] = true end -- members are no names
+    prev = w
+  end
+  for role, name in pairs(c) do
+    if role ~= "EPI" then
+      if seen[name] then return nil end
+      seen[name] = true
+    end
+  end
+  return c
+end
 
 return M
