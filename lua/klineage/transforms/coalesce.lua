@@ -98,7 +98,8 @@ function T.find(unit)
   local c2 = d2.kind == "decl_stmt" and tiling.match(DECL, tiling.tokens(d2))
   if not (c1 and c2) or c1.V == c2.V or c1.A == c2.A then return sites end
   if not ((c1.A == "x" or c1.A == "y") and (c2.A == "x" or c2.A == "y")) then return sites end
-  if c2.E == c1.V then return sites end -- the second must not read the first: the swap reorders them
+  -- the swap reorders them: neither multiplier may name the other index
+  if c2.E == c1.V or c1.E == c2.V then return sites end
   local axis = { [c1.V] = c1.A, [c2.V] = c2.A }
   local u = store_index(fn, { [c1.V] = true, [c2.V] = true })
   if not u then return sites end

@@ -120,7 +120,7 @@ function T.find(unit)
   local epi = f and f.epilogue(fn:body())
   if not epi or table.concat(tiling.tokens(epi), " ") ~= c.EPI then return sites end
   local around = surroundings(unit, fn, f, c)
-  if not around then return sites end
+  if not around or not (tiling.float_pointer(fn, c.A) and tiling.float_pointer(fn, c.B)) then return sites end
   for _, step in ipairs(STEPS) do
     local s
     if step.to == f then s = site_for(unit, fn, f, step.from, step.tag, "undo", c, around, epi) end

@@ -27,12 +27,6 @@ local T = {
 -- The names the tiled form introduces (apply) or the flat one (undo).
 local TILE_NAMES = { AS = "As", BS = "Bs", TX = "tx", TY = "ty", K0 = "k0", KK = "kk" }
 
-local function float_pointer(fn, name)
-  for _, p in ipairs(fn:params()) do
-    if p.name == name then return p.pointer_depth == 1 and p.base_span and p.base_span.text == "float" end
-  end
-end
-
 -- Why the captures do not make a correct kernel of either form, or nil.
 local function refuted(unit, fn, c, epi)
   local def = unit:define(c.T)
@@ -43,9 +37,9 @@ local function refuted(unit, fn, c, epi)
   if not (l and #l.block == 2 and l.block[1] == c.T and l.block[2] == c.T) then
     return "the launch's block is not (" .. c.T .. ", " .. c.T .. ")"
   end
-  if not (float_pointer(fn, c.A) and float_pointer(fn, c.B)) then return "the operands are not float pointers" end
+  if not (tiling.float_pointer(fn, c.A) and tiling.float_pointer(fn, c.B)) then return "the operands are not float pointers" end
   local distinct = {}
-  for _, k in ipairs({ "COL", "ROW", "ACC", "A", "B", "M", "N", "K", "T" }) do
+  for _, k in ipairs({ "COL", "ROW", "ACC", "A", "B", "M", "N", "K", "T", "k" }) do
     if distinct[c[k]] then return "two roles share the name " .. c[k] end
     distinct[c[k]] = true
   end

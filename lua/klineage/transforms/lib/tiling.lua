@@ -17,6 +17,7 @@
 --   tiling.fill(lines, c) -> the lines joined, each `$NAME` replaced by c.NAME
 --   tiling.taken(unit, name) -> whether the unit's code, a #define's name
 --       or a #define's value names it
+--   tiling.float_pointer(fn, name) -> whether parameter `name` is a float *
 --   tiling.kernel(unit) -> fn | nil: the unit's only __global__ function
 local support = require "klineage.transforms.support"
 
@@ -147,6 +148,13 @@ function M.taken(unit, name)
   if unit:has_word(name) then return true end
   for _, d in ipairs(unit:defines()) do
     if d.name.text == name or (" " .. d.value.text .. " "):find("%f[%w_]" .. name .. "%f[^%w_]") then return true end
+  end
+  return false
+end
+
+function M.float_pointer(fn, name)
+  for _, p in ipairs(fn:params()) do
+    if p.name == name then return p.pointer_depth == 1 and p.base_span ~= nil and p.base_span.text == "float" end
   end
   return false
 end
