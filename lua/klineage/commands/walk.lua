@@ -117,7 +117,9 @@ options:
     end
     summary.run = run_dir
     if a.json then
-      print((require("cjson").encode(summary):gsub("\\/", "/")))
+      -- lua-cjson writes an empty table as {}: a walk of no steps has steps [].
+      local json = require("cjson").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')
+      print(json)
       return 0
     end
     io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d gate cycles, %.1f s; stopped: %s\n", w.name,
