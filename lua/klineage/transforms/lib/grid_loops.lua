@@ -244,7 +244,7 @@ function M.single_decl(d)
     if c.kind == "declarator" then ds[#ds + 1] = c elseif c.kind == "type" then ty = c end
   end
   if #ds ~= 1 or not ty or not ds[1]:field("name") or not ds[1]:field("value") then return nil end
-  if ty:text():find("[*&%[]") or ds[1]:text():find("%[") then return nil end
+  if ty:text():find("[*&%[]") or ds[1]:text():match("^[^=]*"):find("[%[*&]") then return nil end
   return { type = ty:text(), name = ds[1]:field("name"):text(), value = ds[1]:field("value") }
 end
 
