@@ -307,7 +307,8 @@ function M.add_define(unit, line, after)
   return { begin = le + 2, ["end"] = le + 1, text = line .. "\n" }
 end
 
--- The edit that deletes statement `s` with its whole line, when it is alone there.
+-- The edit that deletes statement `s` with its whole line (and a comment
+-- after it there), when it is alone on it.
 function M.drop_line(unit, s)
   local text = tostring(unit)
   local b, e = M.span(s)
@@ -315,6 +316,8 @@ function M.drop_line(unit, s)
   while lb > 1 and text:sub(lb - 1, lb - 1):match("[ \t]") do lb = lb - 1 end
   local le = e
   while text:sub(le + 1, le + 1):match("[ \t]") do le = le + 1 end
+  local trailing = text:match("^//[^\n]*", le + 1)  -- a comment on the statement's line goes with it
+  if trailing then le = le + #trailing end
   if (lb == 1 or text:sub(lb - 1, lb - 1) == "\n") and text:sub(le + 1, le + 1) == "\n" then
     return { begin = lb, ["end"] = le + 1, text = "" }
   end
