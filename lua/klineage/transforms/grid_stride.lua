@@ -11,7 +11,7 @@
 -- or fewer times than its neighbours: it (and what it calls) has no barrier
 -- or warp collective and reads no blockIdx/gridDim, writes neither i nor a
 -- parameter nor a local declared before, and no return sits in an inner
--- loop. The grid stays (params.max_blocks = 0) or is capped with min(...).
+-- loop; the kernel reads no other blockIdx/gridDim. The grid stays (params.max_blocks = 0) or is capped with min(...).
 --
 -- Undo: the reverse, for such a loop whose bound N is an expression over
 -- the kernel's integer parameters and constants; the launch grid becomes
@@ -70,6 +70,16 @@ local function bare_return(n)
   return n and n.kind == "return" and #n:children() == 0
 end
 
+-- How many blockIdx/gridDim the kernel reads: the index's (and the
+-- stride's) must be all, since the grid changes under the others.
+local function grid_reads(fn)
+  local n = 0
+  for id in fn:body():walk({ "ident" }) do
+    if id:text() == "blockIdx" or id:text() == "gridDim" then n = n + 1 end
+  end
+  return n
+end
+
 local function apply_site(unit, fn, launch, stmts, k)
   local d = stmts[k].kind == "decl_stmt" and L.single_decl(stmts[k])
   local B = d and L.thread_index(d.value:text(), launch.block.text)
@@ -85,7 +95,7 @@ local function apply_site(unit, fn, launch, stmts, k)
       form, bound, extra = "return", lhs:field("rhs"), cond:field("rhs")
     end
   end
-  if not form or #L.uses(bound, i) > 0 then return nil end
+  if not form or #L.uses(bound, i) > 0 or grid_reads(fn) ~= 1 then return nil end
   local region = form == "if" and { g:field("then") } or { table.unpack(stmts, k + 2) }
   if extra then table.insert(region, 1, extra) end
   if region_ok(unit, fn, stmts, k, region, i) then return nil end
@@ -112,6 +122,7 @@ local function undo_site(unit, fn, launch, stmts, k)
     return nil
   end
   local bound = cond:field("rhs")
+  if grid_reads(fn) ~= 2 then return nil end
   local nl = L.launch_bound(unit, fn, bound:text())
   if not nl or #L.uses(bound, i) > 0 then return nil end
   local count = 0
