@@ -19,11 +19,12 @@
 --              else E = S[--SP]; }
 --              while (E < 0) { LEAF; E = S[--SP]; } }
 -- and DECLS, CALL and LEAF neither write E or SP nor touch S, E is declared
--- once and read nowhere after. Both visit every entry whose box is hit (in
--- another order), so a closest-hit search ties broken by (t, index) gives
--- the same answer; the stack's depth bound is the same. DONE is a #define
--- (0x7fffffff, added by apply): no inner node index reaches it. An ordered
--- descent (a swap of C0 and C1 first, raytrace v4 on) is not this shape.
+-- once and read nowhere after; BIG is a #define or a literal. Both visit
+-- every entry whose box is hit (in another order), so a closest-hit search
+-- with ties broken by (t, index) gives the same answer; the stack's depth
+-- bound is the same. DONE is a #define (0x7fffffff, added by apply): no
+-- inner node index reaches it. An ordered descent (a swap of C0 and C1
+-- first, raytrace v4 on) is not this shape.
 local support = require "klineage.transforms.support"
 local L = require "klineage.transforms.lib.grid_loops"
 
@@ -53,6 +54,12 @@ local function once(fn, E, after)
   return true
 end
 
+-- The miss distance must be a #define or a literal: the two forms compare
+-- against it at the same points, but a variable could change in between.
+local function constant(fn, big)
+  return big:match("^[%d.]+[fF]?$") or fn.unit:define(big) ~= nil
+end
+
 local function push(s) return L.norm(s):match("^([%a_][%w_]*)%[([%a_][%w_]*)%+%+%]=([%w_]+);$") end
 
 local function if_if(fn, stmts, k)
@@ -70,7 +77,7 @@ local function if_if(fn, stmts, k)
   if #inner < 3 then return nil end
   local T1, BIG, C1 = L.norm(inner[#inner - 1]:text()):match("^if%(([%w_]+)<([%w_]+)%)" .. esc(S) .. "%[" .. esc(SP) .. "%+%+%]=([%w_]+);$")
   local T0, BIG0, C0 = L.norm(inner[#inner]:text()):match("^if%(([%w_]+)<([%w_]+)%)" .. esc(S) .. "%[" .. esc(SP) .. "%+%+%]=([%w_]+);$")
-  if not T1 or not T0 or BIG ~= BIG0 or T0 == T1 or C0 == C1 then return nil end
+  if not T1 or not T0 or BIG ~= BIG0 or T0 == T1 or C0 == C1 or not constant(fn, BIG) then return nil end
   local c = { S = S, SP = SP, ROOT = ROOT, E = E, T0 = T0, T1 = T1, C0 = C0, C1 = C1, BIG = BIG,
     body = { table.unpack(inner, 1, #inner - 2) }, leaf = leaf:field("then"), leaf_if = leaf, first = stmts[k], last = w }
   if not clean(c.body, c) or not clean({ c.leaf }, c) or not once(fn, E, { table.unpack(stmts, k + 2) }) then return nil end
@@ -100,7 +107,7 @@ local function while_while(unit, fn, stmts, k)
   local n = L.norm(inner[#inner]:text())
   local T0, BIG, T1, BIG1, C1, C0 = n:match("^if%(([%w_]+)<([%w_]+)&&([%w_]+)<([%w_]+)%){" .. esc(S) .. "%[" .. esc(SP)
     .. "%+%+%]=([%w_]+);" .. esc(E) .. "=([%w_]+);}")
-  if not T0 or BIG ~= BIG1 or T0 == T1 or C0 == C1 then return nil end
+  if not T0 or BIG ~= BIG1 or T0 == T1 or C0 == C1 or not constant(fn, BIG) then return nil end
   local c = { S = S, SP = SP, ROOT = L.norm(d.value:text()), E = E, T0 = T0, T1 = T1, C0 = C0, C1 = C1, BIG = BIG,
     DONE = DONE, body = { table.unpack(inner, 1, #inner - 1) }, leaf = lb[1], first = stmts[k], last = w }
   if n ~= chain(c) or not c.ROOT:match("^[%w_]+$") then return nil end
