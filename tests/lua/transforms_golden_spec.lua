@@ -77,3 +77,24 @@ for _, name in ipairs(transforms.names()) do
     end)
   end)
 end
+
+describe("klineage transforms", function()
+  it("lists every transform, and the sites in a kernel", function()
+    local out, code = klineage("transforms")
+    expect(code):equals(0)
+    for _, name in ipairs(transforms.names()) do expect(out):matches("\n?" .. name .. " ") end
+    local json
+    out, code = klineage("transforms", "--json", "--direction", "undo", here .. "/../../gpu/workloads/sgemm/v7_double_buffer.cu")
+    expect(code):equals(0)
+    json = require("cjson").decode(out:match("%b[]"))
+    local names = {}
+    for _, s in ipairs(json) do names[s.transform] = s.direction end
+    expect(names.double_buffer):equals("undo")
+  end)
+  it("refuses a bad direction and a missing file with exit 2", function()
+    local _, code = klineage("transforms", "--direction", "sideways")
+    expect(code):equals(2)
+    _, code = klineage("transforms", "/no/such/kernel.cu")
+    expect(code):equals(2)
+  end)
+end)

@@ -133,3 +133,16 @@ end }]], ".lua")
     expect(out):matches("did not accept")
   end)
 end)
+
+describe("klineage walk --policy greedy", function()
+  it("takes the undo the gate accepts and is at the expert's previous version again", function()
+    local runs = scratch_dir()
+    local s = walk_json("sgemm", "--policy", "greedy", "--journal", runs, "--run", "g", "--max-steps", "2")
+    expect(#s.steps):equals(2)
+    expect(s.steps[1].producer.kind):equals("transform")
+    expect(s.steps[1].producer.name):equals("double_buffer")
+    -- undo(double_buffer) of v7 is v6 but for its comments: the walk knows
+    -- it is at v6, so the second step may revert v6's recorded hunks.
+    expect(s.steps[2].from):equals("v6_warptile.cu")
+  end)
+end)

@@ -36,12 +36,22 @@ function M.normalized(text)
   return table.concat(parts, "\1")
 end
 
+-- The static facts, a #define's name replaced by its value wherever it
+-- names a fact (define.TILE, size.M.div.TILE): a reproduction that calls
+-- the tile TILE where the expert said BLOCK_DIM is the same kernel.
 local function static_facts(w, text)
   local f = facts.of(text, w.kernel, { workload = w, compile = false })
   if not f then return nil end
+  local defined = {}
+  for name, v in pairs(f.values) do
+    local d = name:match("^define%.(.+)$")
+    if d then defined[d] = "<" .. tostring(v) .. ">" end
+  end
   local out = {}
   for name, v in pairs(f.values) do
-    if f.from[name] == "source" then out[name] = tostring(v) end
+    if f.from[name] == "source" or name:match("^size%.") then
+      out[(name:gsub("[^%.]+", function(part) return defined[part] end))] = tostring(v)
+    end
   end
   return out
 end

@@ -106,20 +106,32 @@ local function facts_of(walk, text, record)
   return out
 end
 
+-- Candidates compile ahead in child processes (one host core each) while
+-- the worker judges the current one; the gate then finds them cached.
 function Walk:judge(candidates, opts)
   opts = opts or {}
+  local cache, jobs = require "klineage.cache", {}
+  local ahead = math.max(1, host.cpu_count() - 1)
   local results = {}
+  local records = gate.evaluate_all(self.ctx, candidates, self.workload, {
+    profile = self.backend == "cuda", baseline = self.baseline,
+    before = function(i)
+      for k = i, math.min(i + ahead, #candidates) do
+        if not jobs[k] then jobs[k] = cache.spawn_compile(candidates[k].source, { arch = self.ctx.arch, name = candidates[k].label }) end
+      end
+      cache.finish(jobs[i]) -- a failure shows again, with its message, in the gate's compile stage
+      self:emit({ kind = "candidate", index = i, of = #candidates, label = candidates[i].label })
+    end,
+    after = function(i, r) self:emit({ kind = "verdict", index = i, of = #candidates, label = candidates[i].label, verdict = r.verdict }) end,
+  })
   for i, c in ipairs(candidates) do
-    self:emit({ kind = "candidate", index = i, of = #candidates, label = c.label })
-    local before = self.ctx.budget.used
-    local r = gate.evaluate(self.ctx, c, self.workload, { profile = self.backend == "cuda", baseline = self.baseline })
+    local r = records[i]
     local res = { candidate = c, record = r, accepted = r.verdict == "ok", verdict = r.verdict,
-                  median_ms = r.stages.profile and r.stages.profile.median_ms, charged = self.ctx.budget.used > before }
-    if res.accepted and opts.effect then res.effect = self:measure(res) end
-    self:emit({ kind = "verdict", index = i, of = #candidates, label = c.label, verdict = r.verdict, effect = res.effect })
-    results[i] = res
+                  median_ms = r.stages.profile and r.stages.profile.median_ms }
     -- A step judged in part is not taken: the resumed walk judges it whole.
-    if r.verdict == "budget_exhausted" then self.exhausted = true; break end
+    if r.verdict == "budget_exhausted" then self.exhausted = true end
+    if res.accepted and opts.effect and not self.exhausted then res.effect = self:measure(res) end
+    results[i] = res
   end
   return results
 end
@@ -173,8 +185,20 @@ function Walk:evidence(result)
                                  source = self.ctx:store_source(c.source) })
 end
 
+-- The lineage version a kernel is, comments and layout aside (an undo that
+-- gives the expert's previous version back), or nil: the walk is then at
+-- that version again, and proposes its recorded step and hunks.
+local function version_of(walk, text)
+  local norm = explain.normalized(text)
+  for i = 1, #walk.workload.lineage do
+    walk.norms[i] = walk.norms[i] or explain.normalized(walk:lineage_text(i))
+    if walk.norms[i] == norm then return i end
+  end
+end
+
 local function take(walk, result)
   local c = result.candidate
+  c.version = c.version or version_of(walk, c.source)
   local step = { step = walk.step, from = walk.current.label, to = c.label, from_sha256 = walk.current.sha256,
                  to_sha256 = c.sha256, producer = c.provenance.producer, verdict = result.verdict,
                  effect = walk:measure(result), explained = result.explained, median_ms = result.median_ms }
@@ -183,7 +207,8 @@ local function take(walk, result)
                              labels = { from = step.from, to = step.to }, source = walk.ctx:store_source(c.source),
                              facts_before = walk.current.facts, facts_after = facts_of(walk, c.source, result.record) })
   walk.steps[#walk.steps + 1] = step
-  walk.current = { source = c.source, sha256 = c.sha256, label = c.label, version = c.version,
+  walk.current = { source = c.source, sha256 = c.sha256, version = c.version,
+                   label = c.version and c.label ~= walk.workload.lineage[c.version] and walk.workload.lineage[c.version] or c.label,
                    facts = facts_of(walk, c.source, result.record) }
   walk.visited[c.sha256] = true
   walk:emit({ kind = "step", taken = step })
@@ -194,7 +219,7 @@ function M.run(ctx, w, opts)
   opts = opts or {}
   local policy, pf = M.load_policy(opts.policy or "greedy")
   if not policy then return nil, pf end
-  local self = setmetatable({ ctx = ctx, workload = w, backend = ctx.backend, steps = {}, visited = {}, texts = {},
+  local self = setmetatable({ ctx = ctx, workload = w, backend = ctx.backend, steps = {}, visited = {}, texts = {}, norms = {},
                               progress = opts.progress, step = 0 }, Walk)
   local start = policy.start and policy.start(self) or #w.lineage
   if math.type(start) ~= "integer" or start < 1 or start > #w.lineage then
