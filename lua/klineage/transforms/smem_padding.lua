@@ -74,7 +74,7 @@ local function transposed(acc, fn)
   for _, a in ipairs(acc) do
     local s, af = signature(a.first, fn)
     if s then firsts[s] = true end
-    if af and af.affine and af.tx_coef ~= 0 then walks = true end
+    if af and af.affine and tostring(af.tx_coef) ~= "0" then walks = true end
   end
   for _, a in ipairs(acc) do
     local s = signature(a.second, fn)
