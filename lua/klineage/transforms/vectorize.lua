@@ -98,6 +98,13 @@ local function written(fn)
   return out
 end
 
+-- The byte of the `)` that closes the loop's header.
+local function close_paren(loop)
+  local _, e = span(loop:field("step"))
+  local src = tostring(loop.unit)
+  return src:find(")", e + 1, true)
+end
+
 -- ---------------------------------------------------------------- apply
 
 -- The float pointers of fn whose element 4k starts 16 bytes in when N % 4 == 0.
@@ -237,7 +244,10 @@ function T.apply(site)
       end
     end
   end
-  local lines = { indent .. string.format("// %s %% 4 == 0 keeps every row start 16-byte aligned.", N) }
+  local rows = false
+  for _, p in ipairs(views) do rows = rows or site.ptrs[p].decl ~= nil end
+  local lines = { indent .. string.format(rows and "// %s %% 4 == 0 keeps every row start 16-byte aligned."
+    or "// %s %% 4 == 0: whole float4 only (allocations are 16-byte aligned).", N) }
   for _, p in ipairs(views) do
     local c = site.ptrs[p].const and "const " or ""
     lines[#lines + 1] = string.format("%s%sfloat4 *%s4 = reinterpret_cast<%sfloat4 *>(%s);", indent, c, p, c, p)
@@ -252,7 +262,8 @@ function T.apply(site)
   end
   for _, v in ipairs(loops) do
     edits[#edits + 1] = { node = v.lp.bound, text = N .. "4" }
-    edits[#edits + 1] = { node = v.lp.body, text = vector_body(v, indent) }
+    local _, e = span(v.lp.body)
+    edits[#edits + 1] = { begin = close_paren(v.loop) + 1, ["end"] = e, text = " " .. vector_body(v, indent) }
   end
   if not requires_clause(unit, N) then
     local src, pos = tostring(unit), 1
@@ -416,7 +427,13 @@ function T.undo(site)
   end
   for _, l in ipairs(site.loops) do
     edits[#edits + 1] = { node = l.lp.bound, text = site.N }
-    edits[#edits + 1] = { node = l.lp.body, text = l.scalar }
+    -- The scalar statement goes on the loop's line, or below it when that is too long.
+    local at = close_paren(l.loop)
+    local b = select(2, indent_of(l.loop))
+    local _, e = span(l.lp.body)
+    local text = " " .. l.scalar
+    if at - b + 1 + #text > 100 then text = "\n" .. (indent_of(l.loop) or "") .. "  " .. l.scalar end
+    edits[#edits + 1] = { begin = at + 1, ["end"] = e, text = text }
   end
   -- The requires clause stays while any float4 is left.
   local text, f2 = support.edit(site, edits)
