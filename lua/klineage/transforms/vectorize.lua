@@ -29,6 +29,13 @@ local T = {
 local COMBINE = { ["+="] = true, ["*="] = true, ["|="] = true, ["&="] = true, ["^="] = true }
 local MINMAX = { fmaxf = true, fminf = true, fmax = true, fmin = true, max = true, min = true }
 local COMPONENTS = { "x", "y", "z", "w" }
+local ATOMIC = { atomicAdd = true, atomicMax = true, atomicMin = true }
+local PURE = {}
+for w in ("expf exp __expf exp2f logf log __logf log2f sqrtf sqrt rsqrtf fabsf fabs fmaxf fminf fmax fmin max min "
+  .. "tanhf sinf cosf __sinf __cosf powf __powf __fdividef erff floorf ceilf truncf roundf copysignf fmaf"):gmatch("%S+") do
+  PURE[w] = true
+end
+local mentions, single_write, pure
 
 local function span(n) local r = { n:range() } return r[5], r[6] end
 local function is(n, kind, text) return n and n.kind == kind and (text == nil or n:text() == text) end
@@ -68,7 +75,16 @@ local function loop_parts(loop, fn)
   local start
   for d in init:walk({ "declarator" }) do start = d:field("value") or start end
   local af = start and start:affine(fn)
-  if not (af and af.affine and tostring(af.tx_coef) == "1") then return nil end
+  -- Thread t of block b starts at element t (+ b times a block's share):
+  -- the float4 loop then starts at float4 t, and the elements a thread
+  -- takes stay a partition of the row.
+  if not (af and af.affine and tostring(af.tx_coef) == "1" and af.const == 0) then return nil end
+  for _, t in ipairs(af.terms) do
+    if t.var ~= "threadIdx.x" and t.var ~= "blockIdx.x" then return nil end
+  end
+  for id in step:field("rhs"):walk({ "member" }) do
+    if id:text():match("^threadIdx") then return nil end
+  end
   return { c = c, bound = cond:field("rhs"), body = loop:field("body") }
 end
 
@@ -140,8 +156,32 @@ local function self_minmax(e)
   return is(args[2], "ident", v) or is(args[3], "ident", v)
 end
 
+-- Whether name occurs in n.
+function mentions(n, name)
+  for id in n:walk({ "ident" }) do if id:text() == name then return true end end
+  return false
+end
+
+-- Whether e's only write is its own top-level one: no `s += x` nested
+-- inside (a running value the new order would change).
+function single_write(e)
+  for n in e:walk({ "assign", "unary", "postfix" }) do
+    if n.id ~= e.id and (n.kind == "assign" or n.op == "++" or n.op == "--") then return false end
+  end
+  return true
+end
+
+-- Whether expression e calls only math functions (no side effect whose
+-- order the new thread assignment could change).
+function pure(e)
+  for c in e:walk({ "call" }) do
+    if not PURE[c:field("callee"):text()] then return false end
+  end
+  return true
+end
+
 -- The scalar loops of fn bounded by N that the idiom covers.
-local function scalar_loops(fn, N, ptrs)
+local function scalar_loops(fn, N, ptrs, defined)
   local out = {}
   for _, st in ipairs(fn:body():children()) do
     local lp = st.kind == "for" and loop_parts(st, fn)
@@ -150,7 +190,7 @@ local function scalar_loops(fn, N, ptrs)
       if body.kind == "compound" and #body:children() == 1 then body = body:children()[1] end
       local subs = body.kind == "expr_stmt" and subscripts(body, lp.c)
       local e = body.kind == "expr_stmt" and body:children()[1]
-      if subs and #subs > 0 and e then
+      if subs and #subs > 0 and e and single_write(e) then
         local store = is(e, "assign") and e.op == "=" and e:field("lhs").kind == "index" and e:field("lhs"):field("index"):text() == lp.c
           and e:field("lhs") or nil
         local reads, read_ptr, ok = {}, nil, true
@@ -161,7 +201,15 @@ local function scalar_loops(fn, N, ptrs)
             read_ptr = s.ptr
           end
         end
-        local combine = e.kind == "call" or (is(e, "assign") and COMBINE[e.op]) or self_minmax(e)
+        local combine = (e.kind == "call" and (defined[e:field("callee"):text()] or ATOMIC[e:field("callee"):text()]))
+          or (is(e, "assign") and COMBINE[e.op] and e:field("lhs").kind == "ident" and not mentions(e:field("rhs"), e:field("lhs"):text()))
+          or self_minmax(e)
+        if store and not pure(e:field("rhs")) then store, combine = nil, false end
+        if not store then
+          for _, a in ipairs(e.kind == "call" and { table.unpack(e:children(), 2) } or { e:field("rhs") }) do
+            if not pure(a) then combine = false end
+          end
+        end
         if ok and read_ptr and ptrs[read_ptr] and (store and ptrs[store:field("object"):text()]
           and not ptrs[store:field("object"):text()].const or (not store and combine)) then
           out[#out + 1] = { loop = st, lp = lp, stmt = body, expr = e, store = store, reads = reads, read = read_ptr,
@@ -211,7 +259,9 @@ end
 
 local function apply_site(unit, fn, N, sites)
   local ptrs = aligned_pointers(fn, N)
-  local loops = scalar_loops(fn, N, ptrs)
+  local defined = {}
+  for _, f in ipairs(support.functions(unit)) do defined[f:name()] = true end
+  local loops = scalar_loops(fn, N, ptrs, defined)
   if #loops == 0 then return end
   local w = written(fn)
   if w[N] then return end
@@ -353,6 +403,22 @@ end
 
 local function undo_site(unit, fn, sites)
   local views = views_of(fn)
+  local w = written(fn)
+  -- A view must be of a float row apply would vectorize, and nothing it
+  -- depends on may be written.
+  for name, v in pairs(views) do
+    local N = v.count
+    if N and w[N] then views[name] = nil end
+  end
+  for name, v in pairs(views) do
+    if v.base then
+      local ok = false
+      for _, other in pairs(views) do
+        if other.count and aligned_pointers(fn, other.count)[v.base] then ok = true end
+      end
+      if not ok or w[v.base] or w[name] then views[name] = nil end
+    end
+  end
   local by_count = {}
   for _, st in ipairs(fn:body():children()) do
     local lp = st.kind == "for" and loop_parts(st, fn)
