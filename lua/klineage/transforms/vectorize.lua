@@ -30,96 +30,10 @@ local COMBINE = { ["+="] = true, ["*="] = true, ["|="] = true, ["&="] = true, ["
 local MINMAX = { fmaxf = true, fminf = true, fmax = true, fmin = true, max = true, min = true }
 local COMPONENTS = { "x", "y", "z", "w" }
 local ATOMIC = { atomicAdd = true, atomicMax = true, atomicMin = true }
-local PURE = {}
-for w in ("expf exp __expf exp2f logf log __logf log2f sqrtf sqrt rsqrtf fabsf fabs fmaxf fminf fmax fmin max min "
-  .. "tanhf sinf cosf __sinf __cosf powf __powf __fdividef erff floorf ceilf truncf roundf copysignf fmaf"):gmatch("%S+") do
-  PURE[w] = true
-end
-local mentions, single_write, pure
-
-local function span(n) local r = { n:range() } return r[5], r[6] end
-local function is(n, kind, text) return n and n.kind == kind and (text == nil or n:text() == text) end
-
--- `text` of node n with the nodes of `subs` ({ node, text }) replaced.
-local function rewrite(n, subs)
-  local b, e = span(n)
-  local src = tostring(n.unit)
-  table.sort(subs, function(x, y) return select(5, x[1]:range()) > select(5, y[1]:range()) end)
-  local out = src:sub(b, e)
-  for _, s in ipairs(subs) do
-    local sb, se = span(s[1])
-    out = out:sub(1, sb - b) .. s[2] .. out:sub(se - b + 2)
-  end
-  return out
-end
-
-local function indent_of(n)
-  local b = span(n)
-  local src = tostring(n.unit)
-  local line_start = b
-  while line_start > 1 and src:sub(line_start - 1, line_start - 1) ~= "\n" do line_start = line_start - 1 end
-  return src:sub(line_start, b - 1):match("^%s*$") and src:sub(line_start, b - 1) or nil, line_start
-end
-
--- The loop's parts when it is `for (int|unsigned c = S; c < N; c += STEP) BODY`.
-local function loop_parts(loop, fn)
-  local init, cond, step = loop:field("init"), loop:field("cond"), loop:field("step")
-  local dc = init and init.kind == "decl" and init:declaration()
-  if not (dc and #dc.declarators == 1 and (dc.base.text == "int" or dc.base.text == "unsigned")) then return nil end
-  local c = dc.declarators[1].name.text
-  local s = dc.declarators[1].init
-  if not (s and s.text ~= "") then return nil end
-  if not (is(cond, "binary") and cond.op == "<" and is(cond:field("lhs"), "ident", c) and cond:field("rhs").kind == "ident") then return nil end
-  if not (is(step, "assign") and step.op == "+=" and is(step:field("lhs"), "ident", c)) then return nil end
-  for id in step:field("rhs"):walk({ "ident" }) do if id:text() == c then return nil end end
-  local start
-  for d in init:walk({ "declarator" }) do start = d:field("value") or start end
-  local af = start and start:affine(fn)
-  -- Thread t of block b starts at element t (+ b times a block's share):
-  -- the float4 loop then starts at float4 t, and the elements a thread
-  -- takes stay a partition of the row.
-  if not (af and af.affine and tostring(af.tx_coef) == "1" and af.const == 0) then return nil end
-  for _, t in ipairs(af.terms) do
-    if t.var ~= "threadIdx.x" and t.var ~= "blockIdx.x" then return nil end
-  end
-  for id in step:field("rhs"):walk({ "member" }) do
-    if id:text():match("^threadIdx") then return nil end
-  end
-  return { c = c, bound = cond:field("rhs"), body = loop:field("body") }
-end
-
--- Uses of c in node n: { { index node, pointer name } } or nil when c is
--- used other than as p[c].
-local function subscripts(n, c)
-  local out = {}
-  for id in n:walk({ "ident" }) do
-    if id:text() == c then
-      local ix = id:parent()
-      if not (is(ix, "index") and ix:field("index").id == id.id and ix:field("object").kind == "ident") then return nil end
-      out[#out + 1] = { node = ix, ptr = ix:field("object"):text() }
-    end
-  end
-  return out
-end
-
--- Names that n assigns to, increments or takes the address of.
-local function written(fn)
-  local out = {}
-  for n in fn:body():walk({ "assign", "unary", "postfix" }) do
-    local target = n.kind == "assign" and n:field("lhs") or n:field("operand")
-    if n.kind == "assign" or n.op == "++" or n.op == "--" or n.op == "&" then
-      if target and target.kind == "ident" then out[target:text()] = true end
-    end
-  end
-  return out
-end
-
--- The byte of the `)` that closes the loop's header.
-local function close_paren(loop)
-  local _, e = span(loop:field("step"))
-  local src = tostring(loop.unit)
-  return src:find(")", e + 1, true)
-end
+local ast = require "klineage.transforms.lib.layout_ast"
+local span, is, rewrite, indent_of, close_paren = ast.span, ast.is, ast.rewrite, ast.indent_of, ast.close_paren
+local loop_parts, subscripts, written = ast.loop_parts, ast.subscripts, ast.written
+local mentions, single_write, pure = ast.mentions, ast.single_write, ast.pure
 
 -- ---------------------------------------------------------------- apply
 
@@ -154,30 +68,6 @@ local function self_minmax(e)
   if not (MINMAX[args[1]:text()] and #args == 3) then return false end
   local v = e:field("lhs"):text()
   return is(args[2], "ident", v) or is(args[3], "ident", v)
-end
-
--- Whether name occurs in n.
-function mentions(n, name)
-  for id in n:walk({ "ident" }) do if id:text() == name then return true end end
-  return false
-end
-
--- Whether e's only write is its own top-level one: no `s += x` nested
--- inside (a running value the new order would change).
-function single_write(e)
-  for n in e:walk({ "assign", "unary", "postfix" }) do
-    if n.id ~= e.id and (n.kind == "assign" or n.op == "++" or n.op == "--") then return false end
-  end
-  return true
-end
-
--- Whether expression e calls only math functions (no side effect whose
--- order the new thread assignment could change).
-function pure(e)
-  for c in e:walk({ "call" }) do
-    if not PURE[c:field("callee"):text()] then return false end
-  end
-  return true
 end
 
 -- The scalar loops of fn bounded by N that the idiom covers.
