@@ -2,8 +2,10 @@
 -- floats, a quarter of the memory instructions of scalar ones.
 --
 -- The one idiom handled (softmax v3 <-> v4): in a function's top block,
--- loops `for (int c = S; c < N; c += STEP) STMT` with S moving one for one
--- with threadIdx.x, N an int parameter the function never writes, and
+-- loops `for (int c = S; c < N; c += STEP) STMT` that are block- or
+-- grid-stride (S = threadIdx.x [+ blockIdx.x * B], STEP = B [* gridDim.x],
+-- B = blockDim.x or the launch line's block x: the threads' elements then
+-- partition the row, in float4 units too), N an int parameter the function never writes, and
 -- STMT one statement that uses c only as R[c] (reads of one float pointer
 -- R) and possibly as the target of `W[c] = E` (an elementwise store). A
 -- store keeps each element's result; any other statement (a call, `v +=`,
@@ -20,6 +22,7 @@
 -- but for .x .y .z .w, the store one make_float4 of such arguments), drops
 -- the views and, when no float4 is left, the requires clause.
 local support = require "klineage.transforms.support"
+local annotations = require "klineage.annotations"
 
 local T = {
   name = "vectorize",
@@ -34,6 +37,57 @@ local ast = require "klineage.transforms.lib.layout_ast"
 local span, is, rewrite, indent_of, close_paren = ast.span, ast.is, ast.rewrite, ast.indent_of, ast.close_paren
 local loop_parts, subscripts, written = ast.loop_parts, ast.subscripts, ast.written
 local mentions, single_write, pure = ast.mentions, ast.single_write, ast.pure
+
+-- The value of a constant expression in the unit (a #define, a literal), or nil.
+local function value_of(unit, text)
+  local v = annotations.constants(tostring(unit))[text] or math.tointeger(tonumber(text))
+  return v
+end
+
+-- The first expression of the block(...) clause of fn's @kl launch line.
+local function block_x(unit, fn)
+  local own, default
+  for _, a in ipairs(unit:annotations()) do
+    local kernel, rest = a.text:match("^launch%s*%(%s*([%w_]+)%s*%)(.*)$")
+    rest = rest or a.text:match("^launch(.*)$")
+    local b = rest and rest:find("block%s*%(")
+    if b then
+      local i, depth, start = rest:find("%(", b), 0, nil
+      start = i + 1
+      while i <= #rest do
+        local ch = rest:sub(i, i)
+        if ch == "(" then depth = depth + 1 elseif ch == ")" then depth = depth - 1 end
+        if depth == 0 or (depth == 1 and ch == ",") then break end
+        i = i + 1
+      end
+      local x = rest:sub(start, i - 1):match("^%s*(.-)%s*$")
+      if kernel == fn:name() then own = x elseif not kernel then default = x end
+    end
+  end
+  return own or default
+end
+
+-- Whether the loop is block- or grid-stride: STEP is the number of threads
+-- that share the row, START gives each of them its own first element.
+-- Then the threads' elements partition the row in float4 units as well.
+local function strided(unit, fn, lp)
+  local bx = block_x(unit, fn)
+  local function is_block(text)
+    return text == "blockDim.x" or (bx and (text == bx or (value_of(unit, text) and value_of(unit, text) == value_of(unit, bx))))
+  end
+  local by_block
+  for _, t in ipairs(lp.start.terms) do
+    if t.var == "blockIdx.x" then
+      by_block = (#t.syms == 1 and t.syms[1] == "blockDim.x" and tostring(t.coef) == "1")
+        or (#t.syms == 0 and bx and value_of(unit, bx) == math.tointeger(tonumber(tostring(t.coef))))
+      if not by_block then return false end
+    end
+  end
+  local step = lp.step:text()
+  if by_block == nil then return is_block(step) end
+  local a, b = step:match("^(.-)%s*%*%s*(.-)$")
+  return a ~= nil and ((b == "gridDim.x" and is_block(a)) or (a == "gridDim.x" and is_block(b)))
+end
 
 -- ---------------------------------------------------------------- apply
 
@@ -75,7 +129,7 @@ local function scalar_loops(fn, N, ptrs, defined)
   local out = {}
   for _, st in ipairs(fn:body():children()) do
     local lp = st.kind == "for" and loop_parts(st, fn)
-    if lp and lp.bound:text() == N then
+    if lp and lp.bound:text() == N and strided(fn.unit, fn, lp) then
       local body = lp.body
       if body.kind == "compound" and #body:children() == 1 then body = body:children()[1] end
       local subs = body.kind == "expr_stmt" and subscripts(body, lp.c)
@@ -160,7 +214,14 @@ local function apply_site(unit, fn, N, sites)
   for _, v in ipairs(loops) do
     if unit:has_word(v.read .. "4") or (v.write and unit:has_word(v.write .. "4")) then return end
   end
-  if #unit:annotations() == 0 then return end
+  if #unit:annotations() == 0 or not indent_of(loops[1].loop) then return end
+  -- The views go after the rows' declarations, so before no loop.
+  for _, v in ipairs(loops) do
+    for _, p in ipairs({ v.read, v.write or false }) do
+      local decl = p and ptrs[p].decl
+      if decl and span(decl) > span(loops[1].loop) then return end
+    end
+  end
   sites[#sites + 1] = support.site(T, unit, fn, { direction = "apply", key = fn:name() .. ":" .. N, line = loops[1].loop.line,
     N = N, loops = loops, ptrs = ptrs,
     check = string.format("%d loop(s) over %s move with threadIdx.x and touch 16-byte aligned float rows only at the loop index",
@@ -172,7 +233,6 @@ function T.apply(site)
   if not ok then return nil, f end
   local unit, N, loops = site.unit, site.N, site.loops
   local indent = indent_of(loops[1].loop)
-  if not indent then return support.refuse(site, "the first loop does not begin its line") end
   local edits, views, after = {}, {}, nil
   for _, v in ipairs(loops) do
     for _, p in ipairs({ v.read, v.write or false }) do
@@ -180,7 +240,7 @@ function T.apply(site)
         views[p] = true
         views[#views + 1] = p
         local decl = site.ptrs[p].decl
-        if decl and (not after or decl.line > after.line) then after = decl end
+        if decl and (not after or span(decl) > span(after)) then after = decl end
       end
     end
   end
@@ -312,7 +372,7 @@ local function undo_site(unit, fn, sites)
   local by_count = {}
   for _, st in ipairs(fn:body():children()) do
     local lp = st.kind == "for" and loop_parts(st, fn)
-    local count = lp and views[lp.bound:text()]
+    local count = lp and strided(unit, fn, lp) and views[lp.bound:text()]
     if count and count.count then
       local scalar, used = scalar_of(st, lp, views)
       if scalar then

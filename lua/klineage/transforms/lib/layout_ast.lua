@@ -68,7 +68,7 @@ function M.loop_parts(loop, fn)
   for id in step:field("rhs"):walk({ "member" }) do
     if id:text():match("^threadIdx") then return nil end
   end
-  return { c = c, bound = cond:field("rhs"), body = loop:field("body") }
+  return { c = c, bound = cond:field("rhs"), body = loop:field("body"), start = af, step = step:field("rhs") }
 end
 
 -- Uses of c in node n: { { index node, pointer name } } or nil when c is
