@@ -5,12 +5,13 @@
 -- loops `for (int c = S; c < N; c += STEP) STMT` that are block- or
 -- grid-stride (S = threadIdx.x [+ blockIdx.x * B], STEP = B [* gridDim.x],
 -- B = blockDim.x or the launch line's block x: the threads' elements then
--- partition the row, in float4 units too), N an int parameter the function never writes, and
--- STMT one statement that uses c only as R[c] (reads of one float pointer
--- R) and possibly as the target of `W[c] = E` (an elementwise store). A
--- store keeps each element's result; any other statement (a call, `v +=`,
--- `v = fmaxf(v, ...)`) is an accumulation, repeated for the four floats:
--- each element is still taken once, by another thread and in another
+-- partition the row, in float4 units too), N an int parameter the
+-- function never writes, and STMT one statement that uses c only as R[c]
+-- (reads of one float pointer R) and possibly as the target of `W[c] = E`
+-- (an elementwise store, E calling only math functions). A store keeps
+-- each element's result; any other statement (a call of a function of the
+-- file or an atomic, `v += E`, `v = fmaxf(v, E)`, E free of v, math calls
+-- only) is an accumulation, repeated for the four floats: each element is still taken once, by another thread and in another
 -- order, which changes nothing up to the order of the kernel's combine.
 -- Alignment: R and W are pointer parameters (allocations are 16-byte
 -- aligned) or `T *p = param + X * N`, and the file gets (or has) the line
