@@ -10,7 +10,9 @@
 --
 -- --seconds: no walk step starts after S seconds (default: no limit).
 -- Headline figures: explained-share (recorded steps reproduced by one or
--- more undos), walk-cycles and walk-seconds (all walks, all sessions).
+-- more undos), greedy-first-agreement (lineages where greedy's first step
+-- is the recorded step that paid most; cuda only), walk-cycles and
+-- walk-seconds (all walks, all sessions).
 local journal = require "klineage.journal"
 local runs = require "klineage.runs"
 local walk = require "klineage.walk"
@@ -92,9 +94,50 @@ for _, r in ipairs(rows) do
       st.to:sub(1, 26), effect(st.effect), why))
   end
 end
+-- Agreement: does greedy take off first what the expert's history shows
+-- paid most? Recorded steps rank by their measured speedup; a greedy step
+-- is a recorded step when one of the undos that explain that step is the
+-- greedy step's own (same transform and site key).
+local by = {}
+for _, r in ipairs(rows) do by[r.w] = by[r.w] or {}; by[r.w][r.policy] = r.s end
+local agree, judged = 0, 0
+print()
+print(string.format("%-10s %-40s %-40s %s", "workload", "recorded steps by speedup", "greedy's steps, as recorded steps", "first agrees"))
+for _, name in ipairs(split(opts.workloads)) do
+  local rec, gr = by[name] and by[name].recorded, by[name] and by[name].greedy
+  if rec and gr then
+    local ranked = {}
+    for _, st in ipairs(rec.steps) do
+      if st.effect and st.effect.measured then ranked[#ranked + 1] = st end
+    end
+    table.sort(ranked, function(a, b) return a.effect.speedup > b.effect.speedup end)
+    local function recorded_step(g)
+      for _, st in ipairs(rec.steps) do
+        for _, c in ipairs(st.explained and st.explained.explained and st.explained.chain or {}) do
+          if g.producer.kind == "transform" and c.transform == g.producer.name and c.key == g.producer.edit then return st end
+        end
+      end
+    end
+    local top, mine = {}, {}
+    for i = 1, math.min(3, #ranked) do top[#top + 1] = string.format("%s %.2fx", ranked[i].to:match("^v%d+") or "?", ranked[i].effect.speedup) end
+    local first
+    for _, g in ipairs(gr.steps) do
+      local st = recorded_step(g)
+      mine[#mine + 1] = st and (st.to:match("^v%d+") or "?") or "-"
+      if first == nil then first = st or false end
+    end
+    local verdict = "not measured"
+    if #ranked > 0 and first ~= nil then
+      judged = judged + 1
+      if first and first == ranked[1] then agree = agree + 1; verdict = "yes" else verdict = "no" end
+    end
+    print(string.format("%-10s %-40s %-40s %s", name, table.concat(top, ", "), table.concat(mine, " "):sub(1, 40), verdict))
+  end
+end
 print()
 if not complete then print("(some walks stopped at the deadline or budget: run again to resume them)") end
 print(string.format("explained-share: %.1f %%", recorded_steps > 0 and 100 * explained / recorded_steps or 0))
 print(string.format("explained-steps: %d of %d", explained, recorded_steps))
+print(string.format("greedy-first-agreement: %d of %d", agree, judged))
 print(string.format("walk-cycles: %d cycles", all_cycles))
 print(string.format("walk-seconds: %.1f s", all_seconds))

@@ -1,6 +1,8 @@
 -- Explaining a recorded step: which transforms' undo, applied to the
 -- expert's version vN, reproduce vN-1. Chains of up to MAX_DEPTH undos are
--- tried, breadth first, at most MAX_TRIED results in all. A result
+-- tried by a beam search: at each depth every undo of the BEAM results
+-- closest to vN-1 (fewest static facts differing), at most MAX_TRIED
+-- results in all. A result
 -- reproduces vN-1 when it is
 --   identical   the same tokens and the same @kl lines (comments and
 --               layout aside), or
@@ -21,8 +23,9 @@ local source = require "kl.source"
 
 local M = {}
 
-M.MAX_DEPTH = 3
-M.MAX_TRIED = 120
+M.MAX_DEPTH = 4
+M.BEAM = 6
+M.MAX_TRIED = 400
 
 -- The text with comments and layout dropped, the @kl lines kept.
 function M.normalized(text)
@@ -92,12 +95,18 @@ function M.step(w, newer, older, opts)
               if d == 0 and not same_facts then same_facts = { chain = chain, source = text } end
               if not best or d < best.differing then best = { chain = chain, differing = d } end
             end
-            next_frontier[#next_frontier + 1] = { text = text, chain = chain }
+            next_frontier[#next_frontier + 1] = { text = text, chain = chain, differing = f and differing(f, want_facts) or math.huge }
           end
         end
       end
     end
-    frontier = next_frontier
+    -- The closest first; ties in the order found, so the search is the same every time.
+    for i, n in ipairs(next_frontier) do n.order = i end
+    table.sort(next_frontier, function(a, b)
+      if a.differing ~= b.differing then return a.differing < b.differing end
+      return a.order < b.order
+    end)
+    frontier = { table.unpack(next_frontier, 1, math.min(#next_frontier, opts.beam or M.BEAM)) }
     if #frontier == 0 then break end
   end
   if same_facts then
