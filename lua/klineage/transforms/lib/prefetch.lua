@@ -63,6 +63,7 @@ function M.kinds(unit, fn)
       if name then
         local kind
         if dd.shared then kind = "shared"
+        elseif x.node:text():match("^%s*&") or (dd.type and dd.type.text:find("&", 1, true)) then kind = "other" -- a reference: where it points is unknown
         elseif (x.stars or 0) == 0 then kind = "register"
         elseif x.init and not assigned[name] then kind = "pending" else kind = "other" end
         if out[name] and out[name] ~= kind then kind = "other" end
