@@ -18,16 +18,13 @@
 -- nothing but A and s, the if has no else, and `index` is a new name
 -- (apply) or used only in those two statements (undo).
 local support = require "klineage.transforms.support"
+local lib = require "klineage.transforms.lib.tree_reduction"
+local norm, range = lib.norm, lib.range
 
 local T = {
   name = "strided_index",
   intent = "make the threads that work at each step of a shared-memory tree reduction contiguous, so warps retire instead of diverging",
 }
-
-local OPS = { ["+="] = true, ["*="] = true, ["&="] = true, ["|="] = true, ["^="] = true }
-local FNS = { fmaxf = true, fminf = true, max = true, min = true }
-local function norm(s) return (s:gsub("%s+", "")) end
-local function range(n) local r = { n:range() }; return r[5], r[6] end
 
 -- s's type text when `loop` is `for (TY s = 1; s < blockDim.x; s *= 2)`.
 local function header(loop)
@@ -39,53 +36,10 @@ local function header(loop)
   return s, dd.type.text
 end
 
--- The array A when stmt is OP(j) for the index text j (and step s).
-local function op_array(stmt, j, s)
-  if not (stmt and stmt.kind == "expr_stmt") then return nil end
-  local e = stmt:children()[1]
-  if not (e and e.kind == "assign") then return nil end
-  local lhs = e:field("lhs")
-  local a = lhs.kind == "index" and lhs:field("object")
-  if not (a and a.kind == "ident") then return nil end
-  local A = a:text()
-  local at, next = A .. "[" .. j .. "]", A .. "[" .. j .. "+" .. s .. "]"
-  local t = norm(e:text())
-  if OPS[e.op] and t == at .. e.op .. next then return A end
-  if e.op == "=" then
-    for f in pairs(FNS) do if t == at .. "=" .. f .. "(" .. at .. "," .. next .. ")" then return A end end
-  end
-end
-
--- Whether tid is `X tid = threadIdx.x` in fn and never written.
-local function thread_index(fn, tid)
-  local decls = 0
-  for d in fn:body():walk({ "declarator" }) do
-    local c = d:children()
-    if c[1]:text() == tid then
-      if not (c[2] and norm(c[2]:text()) == "threadIdx.x") then return false end
-      decls = decls + 1
-    end
-  end
-  if decls ~= 1 then return false end
-  for _, id in ipairs(support.uses(fn, tid)) do
-    local p = id:parent()
-    if (p.kind == "assign" and p:field("lhs").id == id.id) or ((p.kind == "unary" or p.kind == "postfix")
-        and (p.op == "++" or p.op == "--" or p.op == "&")) then return false end
-  end
-  return true
-end
-
-local function written_in(body, s)
-  for n in body:walk({ "assign", "unary", "postfix" }) do
-    local t = n.kind == "assign" and n:field("lhs") or ((n.op == "++" or n.op == "--" or n.op == "&") and n:children()[1])
-    if t and t.kind == "ident" and t:text() == s then return true end
-  end
-end
-
 local function site_of(unit, fn, loop)
   local s, ty = header(loop)
   local body = loop:field("body")
-  if not (s and body and body.kind == "compound") or written_in(body, s) then return nil end
+  if not (s and body and body.kind == "compound") or lib.written_in(body, s) then return nil end
   local list = {}
   for _, c in ipairs(body:children()) do if c.kind ~= "pragma" then list[#list + 1] = c end end
   for i, st in ipairs(list) do
@@ -93,16 +47,16 @@ local function site_of(unit, fn, loop)
     if cond and not st:field("else") then
       local c = norm(cond:text())
       local tid = c:match("^([%a_][%w_]*)%%%(2%*" .. s .. "%)==0$")
-      local A = tid and op_array(th, tid, s)
-      if A and #support.uses(fn, "index") == 0 and thread_index(fn, tid) then
+      local A = tid and lib.op_array(th, tid, s)
+      if A and #support.uses(fn, "index") == 0 and lib.thread_index(fn, tid) then
         return { direction = "apply", s = s, ty = ty, tid = tid, A = A, stmt = st, op = th }
       end
       local d = list[i - 1]
       local dd = c == "index<blockDim.x" and d and d.kind == "decl_stmt" and d:declaration()
       local x = dd and #dd.declarators == 1 and dd.declarators[1]
       tid = x and x.name.text == "index" and x.init and x.init.text:match("^2 %* " .. s .. " %* ([%a_][%w_]*)$")
-      A = tid and op_array(th, "index", s)
-      if A and thread_index(fn, tid) then
+      A = tid and lib.op_array(th, "index", s)
+      if A and lib.thread_index(fn, tid) then
         local only = true
         for _, id in ipairs(support.uses(fn, "index")) do
           local b = range(id)
@@ -135,22 +89,6 @@ function T.find(unit)
   return sites
 end
 
--- The step's statement with the element index renamed from `from` to `to`.
-local function renamed(op, from, to)
-  local b = range(op)
-  local text, out, pos = tostring(op.unit), {}, b
-  local _, e = range(op)
-  for id in op:walk({ "ident" }) do
-    if id:text() == from then
-      local ib, ie = range(id)
-      out[#out + 1] = text:sub(pos, ib - 1) .. to
-      pos = ie + 1
-    end
-  end
-  out[#out + 1] = text:sub(pos, e)
-  return table.concat(out)
-end
-
 function T.apply(site)
   local ok, f = support.same_unit(site, T, "apply")
   if not ok then return nil, f end
@@ -161,7 +99,7 @@ function T.apply(site)
   local ind = text:sub(lb, b - 1)
   if not ind:match("^[ \t]*$") then return support.refuse(site, "the if does not begin its line") end
   return support.edit(site, { { begin = b, ["end"] = e, text = site.ty .. " index = 2 * " .. site.s .. " * " .. site.tid
-    .. ";\n" .. ind .. "if (index < blockDim.x) " .. renamed(site.op, site.tid, "index") } })
+    .. ";\n" .. ind .. "if (index < blockDim.x) " .. lib.renamed(site.op, site.tid, "index") } })
 end
 
 function T.undo(site)
@@ -170,7 +108,7 @@ function T.undo(site)
   local db = range(site.decl)
   local _, e = range(site.stmt)
   return support.edit(site, { { begin = db, ["end"] = e, text = "if (" .. site.tid .. " % (2 * " .. site.s .. ") == 0) "
-    .. renamed(site.op, "index", site.tid) } })
+    .. lib.renamed(site.op, "index", site.tid) } })
 end
 
 return T
