@@ -37,32 +37,8 @@ local T = {
 
 local COMMENT = "  // the next iteration's loads, in flight during the work below"
 local LOOPS = { ["for"] = true, ["while"] = true, ["do"] = true }
-local PURE = { __ldg = true }
 
-local function stmts(compound)
-  local out = {}
-  for _, c in ipairs(compound:children()) do if c.kind ~= "pragma" then out[#out + 1] = c end end
-  return out
-end
-local function call_of(stmt)
-  local c = stmt and stmt.kind == "expr_stmt" and stmt:children()[1]
-  if c and c.kind == "call" and c:field("callee").kind == "ident" then return c end
-end
-local function inside(n, outer) local b, e = lib.range(n); local ob, oe = lib.range(outer); return b >= ob and e <= oe end
-local function idents(n, out) out = out or {}; for id in n:walk({ "ident" }) do out[#out + 1] = id:text() end; return out end
-
--- Names the statements write: store roots, ++/-- operands, &x.
-local function written(list)
-  local out = {}
-  for _, s in ipairs(list) do
-    for n in s:walk({ "assign", "unary", "postfix" }) do
-      local target = n.kind == "assign" and n:field("lhs") or ((n.op == "++" or n.op == "--" or n.op == "&") and n:children()[1])
-      local r = target and lib.root(target)
-      if r then out[r:text()] = true end
-    end
-  end
-  return out
-end
+local stmts, call_of, inside, idents = lib.stmts, lib.call_of, lib.inside, lib.idents
 
 -- The staging declaration: array declarators only, no initializers.
 local function staging(d)
@@ -76,85 +52,17 @@ local function staging(d)
   return names
 end
 
--- nil when load (the function called by `call`) only fills the staging
--- arguments from masked global reads; else why not.
-local function load_ok(unit, call, stage)
-  local name = call:field("callee"):text()
-  local fl
-  for _, f in ipairs(support.functions(unit)) do
-    if f:name() == name then if fl then return "two functions named " .. name end; fl = f end
-  end
-  if not fl then return name .. " is not defined in this unit" end
-  local params, args = fl:params(), { table.unpack(call:children(), 2) }
-  if #params ~= #args then return name .. "'s arity differs" end
-  local out = {}
-  for i, a in ipairs(args) do
-    if a.kind == "ident" and stage[a:text()] then
-      if (params[i].pointer_depth or 0) ~= 1 or params[i].const then return "a staging array goes to a const or non-pointer parameter" end
-      out[params[i].name] = true
-    end
-  end
-  local kinds = lib.kinds(unit, fl)
-  for n in fl:body():walk({ "assign", "unary", "postfix", "call", "index" }) do
-    local k = n.kind
-    if k == "call" then
-      local c = n:field("callee")
-      local cn = c.kind == "ident" and c:text() or ""
-      if not (PURE[cn] or cn:match("^make_%w+$")) then return name .. " calls " .. n:text() end
-    elseif k == "assign" or ((k == "unary" or k == "postfix") and (n.op == "++" or n.op == "--")) then
-      local r = lib.root(n.kind == "assign" and n:field("lhs") or n:children()[1])
-      if not r or not (out[r:text()] or kinds[r:text()] == "register") then return name .. " writes " .. n:text() end
-    end
-    if k == "index" or (k == "unary" and n.op == "*") then
-      local p = n:parent()
-      local store = p and p.kind == "assign" and p:field("lhs").id == n.id
-      local r = lib.root(n)
-      if not store and r and not out[r:text()] and kinds[r:text()] ~= "register" then
-        local masked
-        local q, child = p, n
-        while q and not masked do
-          if q.kind == "ternary" and q:field("then").id == child.id then masked = true end
-          child, q = q, q:parent()
-        end
-        if not masked then return name .. " reads " .. n:text() .. " unmasked" end
-      end
-    end
-  end
-end
-
--- The loop's body stores only to registers and shared memory and hands
--- no other pointer to a call (`skip`: the load statements).
-local function body_ok(kinds, body, skip)
-  for n in body:walk({ "assign", "unary", "postfix", "call", "break", "continue", "return", "goto" }) do
-    local skipped = false
-    for _, s in ipairs(skip) do if inside(n, s) then skipped = true end end
-    if not skipped then
-      local k = n.kind
-      if k == "break" or k == "continue" or k == "return" or k == "goto" then return "the loop has a " .. k end
-      if k == "call" then
-        for i, a in ipairs(n:children()) do
-          local r = i > 1 and lib.root(a)
-          local rk = r and kinds[r:text()]
-          if rk == "param" or rk == "other" then return "a call gets " .. a:text() end
-        end
-      elseif k == "assign" or n.op == "++" or n.op == "--" then
-        local r = lib.root(k == "assign" and n:field("lhs") or n:children()[1])
-        local rk = r and kinds[r:text()]
-        if rk ~= "register" and rk ~= "shared" then return "the loop stores to " .. n:text() end
-      end
-    end
-  end
-end
-
 -- The checks both forms share. p: fn, loop, V, S, B (nodes), adv (assign
--- nodes), decl, loads (the load statements), before (the statements that
--- may use the staging arrays), after (the rest of the body).
+-- nodes), stage (names), decl, loads (the load statements: the first one,
+-- and in the present form the prefetch's), step_home (where the advances
+-- are), before (the body's statements that may use the staging arrays).
+-- nil when the site holds, else why not.
 local function common(unit, p)
   local fn, kinds = p.fn, lib.kinds(unit, p.fn)
   local stage = {}
   for _, nm in ipairs(p.stage) do stage[nm] = true end
   local call = call_of(p.loads[1])
-  local wr = written(stmts(p.loop:field("body")))
+  local wr = lib.written(stmts(p.loop:field("body")))
   local advs = {}
   for _, a in ipairs(p.adv) do
     if not ((a.op == "+=" or a.op == "-=") and a:field("lhs").kind == "ident") then return "a step part is not x += e" end
@@ -194,13 +102,13 @@ local function common(unit, p)
       if not ok then return nm .. " is used at line " .. id.line .. ", after the prefetch point" end
     end
   end
-  local why = load_ok(unit, call, stage)
+  local why = lib.load_ok(unit, call, stage)
   if why then return why end
   for i, a in ipairs(call:children()) do
     local r = i > 1 and lib.root(a)
     if r and kinds[r:text()] == "shared" then return "the load reads shared memory through " .. a:text() end
   end
-  return body_ok(kinds, p.loop:field("body"), { p.step_home, table.unpack(p.loads) })
+  return lib.body_ok(kinds, p.loop:field("body"), { p.step_home, table.unpack(p.loads) })
 end
 
 local function bound_text(b) return (b.kind == "binary" and not b.op:match("^[%+%-%*/%%<>][<>]?$")) and "(" .. b:text() .. ")" or b:text() end

@@ -11,7 +11,20 @@
 --   lib.kinds(unit, fn) -> { name = "register" | "shared" | "param" | "other" }
 --   lib.flatten(expr, op) -> { nodes... } of a left-nested op chain (a, b, c)
 --   lib.norm(s) -> s without blanks
+--   lib.stmts(compound) -> its statements, pragmas left out
+--   lib.call_of(stmt) -> the call of an expression statement `f(...);`, or nil
+--   lib.inside(n, outer) -> whether n lies within outer;  lib.idents(n [, out])
+--   lib.written(stmts) -> { name = true } the store roots, ++/-- and & operands
+--   lib.load_ok(unit, call, stage) -> nil when the called function writes only
+--     the staging arguments and reads global memory only under a conditional
+--   lib.body_ok(kinds, body, skip) -> nil when body (outside `skip` nodes)
+--     stores only to registers and shared memory, passes a call no other
+--     pointer and has no break, continue, return or goto
+local support = require "klineage.transforms.support"
+
 local M = {}
+
+local PURE = { __ldg = true }
 
 function M.range(n) local r = { n:range() }; return r[5], r[6] end
 
@@ -102,5 +115,100 @@ function M.flatten(n, op)
 end
 
 function M.norm(s) return (s:gsub("%s+", "")) end
+
+function M.stmts(compound)
+  local out = {}
+  for _, c in ipairs(compound:children()) do if c.kind ~= "pragma" then out[#out + 1] = c end end
+  return out
+end
+function M.call_of(stmt)
+  local c = stmt and stmt.kind == "expr_stmt" and stmt:children()[1]
+  if c and c.kind == "call" and c:field("callee").kind == "ident" then return c end
+end
+function M.inside(n, outer) local b, e = M.range(n); local ob, oe = M.range(outer); return b >= ob and e <= oe end
+function M.idents(n, out) out = out or {}; for id in n:walk({ "ident" }) do out[#out + 1] = id:text() end; return out end
+
+-- Names the statements write: store roots, ++/-- operands, &x.
+function M.written(list)
+  local out = {}
+  for _, s in ipairs(list) do
+    for n in s:walk({ "assign", "unary", "postfix" }) do
+      local target = n.kind == "assign" and n:field("lhs") or ((n.op == "++" or n.op == "--" or n.op == "&") and n:children()[1])
+      local r = target and M.root(target)
+      if r then out[r:text()] = true end
+    end
+  end
+  return out
+end
+
+-- nil when load (the function called by `call`) only fills the staging
+-- arguments from masked global reads; else why not.
+function M.load_ok(unit, call, stage)
+  local name = call:field("callee"):text()
+  local fl
+  for _, f in ipairs(support.functions(unit)) do
+    if f:name() == name then if fl then return "two functions named " .. name end; fl = f end
+  end
+  if not fl then return name .. " is not defined in this unit" end
+  local params, args = fl:params(), { table.unpack(call:children(), 2) }
+  if #params ~= #args then return name .. "'s arity differs" end
+  local out = {}
+  for i, a in ipairs(args) do
+    if a.kind == "ident" and stage[a:text()] then
+      if (params[i].pointer_depth or 0) ~= 1 or params[i].const then return "a staging array goes to a const or non-pointer parameter" end
+      out[params[i].name] = true
+    end
+  end
+  local kinds = M.kinds(unit, fl)
+  for n in fl:body():walk({ "assign", "unary", "postfix", "call", "index" }) do
+    local k = n.kind
+    if k == "call" then
+      local c = n:field("callee")
+      local cn = c.kind == "ident" and c:text() or ""
+      if not (PURE[cn] or cn:match("^make_%w+$")) then return name .. " calls " .. n:text() end
+    elseif k == "assign" or ((k == "unary" or k == "postfix") and (n.op == "++" or n.op == "--")) then
+      local r = M.root(n.kind == "assign" and n:field("lhs") or n:children()[1])
+      if not r or not (out[r:text()] or kinds[r:text()] == "register") then return name .. " writes " .. n:text() end
+    end
+    if k == "index" or (k == "unary" and n.op == "*") then
+      local p = n:parent()
+      local store = p and p.kind == "assign" and p:field("lhs").id == n.id
+      local r = M.root(n)
+      if not store and r and not out[r:text()] and kinds[r:text()] ~= "register" then
+        local masked
+        local q, child = p, n
+        while q and not masked do
+          if q.kind == "ternary" and q:field("then").id == child.id then masked = true end
+          child, q = q, q:parent()
+        end
+        if not masked then return name .. " reads " .. n:text() .. " unmasked" end
+      end
+    end
+  end
+end
+
+-- The loop's body stores only to registers and shared memory and hands
+-- no other pointer to a call (`skip`: the load statements).
+function M.body_ok(kinds, body, skip)
+  for n in body:walk({ "assign", "unary", "postfix", "call", "break", "continue", "return", "goto" }) do
+    local skipped = false
+    for _, s in ipairs(skip) do if M.inside(n, s) then skipped = true end end
+    if not skipped then
+      local k = n.kind
+      if k == "break" or k == "continue" or k == "return" or k == "goto" then return "the loop has a " .. k end
+      if k == "call" then
+        for i, a in ipairs(n:children()) do
+          local r = i > 1 and M.root(a)
+          local rk = r and kinds[r:text()]
+          if rk == "param" or rk == "other" then return "a call gets " .. a:text() end
+        end
+      elseif k == "assign" or n.op == "++" or n.op == "--" then
+        local r = M.root(k == "assign" and n:field("lhs") or n:children()[1])
+        local rk = r and kinds[r:text()]
+        if rk ~= "register" and rk ~= "shared" then return "the loop stores to " .. n:text() end
+      end
+    end
+  end
+end
 
 return M
