@@ -1,0 +1,1 @@
+return { direction = "apply", key = "wave:__powf" }

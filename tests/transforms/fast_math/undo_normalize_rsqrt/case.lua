@@ -1,0 +1,1 @@
+return { direction = "undo", key = "normalize:rsqrtf" }

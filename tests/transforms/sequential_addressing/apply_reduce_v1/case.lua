@@ -1,0 +1,1 @@
+return { direction = "apply", key = "reduce:sdata@s" }

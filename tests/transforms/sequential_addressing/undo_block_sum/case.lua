@@ -1,0 +1,1 @@
+return { direction = "undo", key = "block_sum:buf@s" }

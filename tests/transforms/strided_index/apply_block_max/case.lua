@@ -1,0 +1,1 @@
+return { direction = "apply", key = "block_max:m@s" }

@@ -1,0 +1,1 @@
+return { direction = "undo", key = "reduce:sdata@s" }
