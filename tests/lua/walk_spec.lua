@@ -146,3 +146,22 @@ describe("klineage walk --policy greedy", function()
     expect(s.steps[2].from):equals("v6_warptile.cu")
   end)
 end)
+
+describe("klineage walk --policy breadth", function()
+  it("judges every candidate of a step and journals each as evidence", function()
+    local runs = scratch_dir()
+    local s = walk_json("transpose", "--policy", "breadth", "--journal", runs, "--run", "b", "--max-steps", "1")
+    expect(#s.steps):equals(1)
+    local evidence = records(runs .. "/b", "walk_evidence")
+    local evaluations = records(runs .. "/b", "evaluation")
+    expect(#evidence):at_least(2)
+    -- every judged candidate is evidence, the one followed included
+    expect(#evidence):equals(#evaluations)
+    local followed = false
+    for _, e in ipairs(evidence) do
+      followed = followed or e.to == s.steps[1].to_sha256
+      expect(e.effect == nil or e.effect.measured == false):equals(true)
+    end
+    expect(followed):equals(true)
+  end)
+end)
