@@ -29,10 +29,14 @@ end
 
 local WRITES = { ["++"] = true, ["--"] = true, ["&"] = true }
 
--- The node around n, parentheses skipped.
-local function context(n)
-  local p = n:parent()
-  while p and p.kind == "paren" do n, p = p, p:parent() end
+-- The context of the element `ix` names: climbs through parentheses and
+-- member accesses (p[i].x is still the element's storage), so a store to
+-- p[i].x is seen as one. Returns the parent and the node under it.
+local function context(ix)
+  local n, p = ix, ix:parent()
+  while p and (p.kind == "paren" or (p.kind == "member" and p:field("object") and p:field("object").id == n.id)) do
+    n, p = p, p:parent()
+  end
   return p, n
 end
 
@@ -53,7 +57,7 @@ local function read_only(ix, refs)
   if not p then return true end
   if p.kind == "assign" and p:field("lhs") and p:field("lhs").id == inner.id then return false end
   if (p.kind == "unary" or p.kind == "postfix") and WRITES[p.op] then return false end
-  if p.kind == "index" and p:field("object") and p:field("object").id == inner.id then return false end
+  if p.kind == "index" and p:field("object") and p:field("object").id == inner.id then return false end -- p[i][j], p[i].a[j]
   if p.kind == "declarator" and p:parent() then
     -- `T &r = p[i]`: an '&' in the declaration before the value
     local d = p:parent()

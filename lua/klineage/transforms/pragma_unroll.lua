@@ -66,8 +66,9 @@ function T.find(unit)
       local u = l.loop:unroll()
       local fields = { key = l.key, loop = l.loop, line = l.loop.line, trips = trips }
       if u then
-        local factor = u.count and math.type(u.count.int) == "integer" and u.count.int or (not u.count and 0)
-        if factor and factor >= 0 then
+        local n = u.count and u.count.int
+        local factor = (not u.count and 0) or (math.type(n) == "integer" and n >= 1 and n) or nil
+        if factor then
           fields.direction, fields.params, fields.pragma = "undo", { factor = factor }, u
           fields.check = string.format("the for loop at line %d runs %d times and has #pragma unroll%s", l.loop.line,
             trips, factor > 0 and (" " .. factor) or "")
