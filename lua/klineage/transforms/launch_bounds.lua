@@ -8,7 +8,10 @@
 -- kernel is the only __global__ one without its own) has a block whose
 -- size is an integer constant with the file's constants alone, and the
 -- kernel has at most one __launch_bounds__, of at most two arguments. Undo
--- removes it; its params (the argument texts) let apply rebuild it. Apply
+-- removes it; its params (the argument texts) let apply rebuild it. Both
+-- keep the lineages' layout (`void __launch_bounds__(X)` ending its line,
+-- the name on the next): apply breaks the line before the name, undo joins
+-- it back, unless a comment or more than blanks lies between. Apply
 -- without params writes the block size: the #define the launch line names,
 -- else a THREADS/BLOCK-named #define of that value, else the number. Apply
 -- reparses its result and refuses unless max_threads evaluates to at least
@@ -112,6 +115,12 @@ local function well_formed(text)
   return depth == 0
 end
 
+-- The blanks matching `lead` from byte `at` up to the kernel's name, or nil.
+local function layout_gap(site, at, lead)
+  if not (site.fn and site.fn:match("^[%a_][%w_]*$")) then return nil end
+  return tostring(site.unit):sub(at, at + 200):match(lead .. site.fn .. "%f[^%w_]")
+end
+
 function T.apply(site, params)
   local ok, fail = support.same_unit(site, T, "apply")
   if not ok then return nil, fail end
@@ -121,9 +130,12 @@ function T.apply(site, params)
     return nil, verdicts.failure("bad_input", "launch_bounds: max_threads and min_blocks must be constant expression texts")
   end
   local i = site.insert
-  local inner = max_threads .. (min_blocks and (", " .. min_blocks) or "")
-  local out, f = support.edit(site, { { begin = i.begin, ["end"] = i["end"],
-                                        text = i.prefix .. "__launch_bounds__(" .. inner .. ")" .. i.suffix } })
+  local bound = "__launch_bounds__(" .. max_threads .. (min_blocks and (", " .. min_blocks) or "") .. ")"
+  local edit = { begin = i.begin, ["end"] = i["end"], text = i.prefix .. bound .. i.suffix }
+  -- The lineages' layout: the bound ends the line, the name starts the next.
+  local gap = layout_gap(site, i.begin, "^([ \t]+)")
+  if gap and i.suffix == "" then edit = { begin = i.begin, ["end"] = i.begin + #gap - 1, text = i.prefix .. bound .. "\n" } end
+  local out, f = support.edit(site, { edit })
   if not out then return nil, f end
   -- Judge the bound as the compiler will: evaluated where it stands.
   local fn = annot.function_named(support.unit(out), site.key, { global = true })
@@ -146,7 +158,13 @@ end
 function T.undo(site)
   local ok, fail = support.same_unit(site, T, "undo")
   if not ok then return nil, fail end
-  local r = site.bounds.whole.remove
+  local whole = site.bounds.whole
+  local r = whole.remove
+  -- `void __launch_bounds__(X)\nname(`: the name comes back after the type.
+  local gap = layout_gap(site, whole["end"] + 1, "^([ \t]*\n[ \t]*)")
+  if gap and r["end"] == whole["end"] then
+    return support.edit(site, { { begin = r.begin, ["end"] = whole["end"] + #gap, text = " " } })
+  end
   return support.edit(site, { { begin = r.begin, ["end"] = r["end"], text = "" } })
 end
 

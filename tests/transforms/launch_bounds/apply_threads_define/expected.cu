@@ -5,7 +5,8 @@
 #define TM 8
 #define THREADS (BM * BN / TM)
 
-extern "C" __global__ void __launch_bounds__(THREADS) scale_tiles(int M, int N, const float *A, float *C) {
+extern "C" __global__ void __launch_bounds__(THREADS)
+scale_tiles(int M, int N, const float *A, float *C) {
   int row0 = blockIdx.y * BM + (threadIdx.x / BN) * TM;
   int col = blockIdx.x * BN + threadIdx.x % BN;
   for (int i = 0; i < TM; ++i) C[(row0 + i) * N + col] = 3.0f * A[(row0 + i) * N + col];

@@ -4,8 +4,7 @@
 #define MIN_BLOCKS 4
 #define FINISH_THREADS 32
 
-extern "C" __global__ void
-partial_sums(int n, const float *x, float *partial) {
+extern "C" __global__ void partial_sums(int n, const float *x, float *partial) {
   __shared__ float s[BLOCK];
   int i = blockIdx.x * BLOCK + threadIdx.x;
   s[threadIdx.x] = i < n ? x[i] : 0.0f;
