@@ -8,9 +8,10 @@
 -- has at most one #pragma unroll before it. Undo removes that pragma's line
 -- (a bare one or one with an integer count, which becomes the site's
 -- factor); apply inserts `#pragma unroll` (factor 0) or `#pragma unroll N`
--- on the loop's own line before it. The key, "<fn>:for#<i>", counts the
--- function's for loops in source order: a pragma line is not a loop, so
--- the index survives both edits. Apply checks its own result: the reparsed
+-- on the line before the loop (flush left, as the lineages write pragmas,
+-- unless the unit indents most of its own). The key, "<fn>:for#<i>",
+-- counts the function's for loops in source order: a pragma line is not a
+-- loop, so the index survives both edits. Apply checks its own result: the reparsed
 -- loop must carry exactly the pragma written, or the site is refused
 -- (a placement the parser does not attach to the loop).
 local annot = require "klineage.transforms.lib.annot"
@@ -66,8 +67,8 @@ function T.find(unit)
       local u = l.loop:unroll()
       local fields = { key = l.key, loop = l.loop, line = l.loop.line, trips = trips }
       if u then
-        local n = u.count and u.count.int
-        local factor = (not u.count and 0) or (math.type(n) == "integer" and n >= 1 and n) or nil
+        local count = u.count and u.count.int
+        local factor = (not u.count and 0) or (math.type(count) == "integer" and count >= 1 and count) or nil
         if factor then
           fields.direction, fields.params, fields.pragma = "undo", { factor = factor }, u
           fields.check = string.format("the for loop at line %d runs %d times and has #pragma unroll%s", l.loop.line,
