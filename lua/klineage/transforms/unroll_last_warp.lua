@@ -11,7 +11,8 @@
 -- after the read-out uses (only thread 0 reads the result, so warp 0's
 -- last write needs no block barrier), C = E or blockDim.x with the launch
 -- line's block(E), E a power of two from 64 (warp 0 reads SD[T + 32]) to
--- 1024. Undo needs the loop to stop at S > 32 followed by
+-- 1024, and no return before the tree (warp 0 must have all 32 lanes for
+-- the full-mask __syncwarp). Undo needs the loop to stop at S > 32 followed by
 -- `if (T < 32) warp_reduce(SD, T);` with warp_reduce exactly the lineage's
 -- helper. A helper name taken by anything else is refused. The
 -- static_assert the lineage keeps next to the tree (power of two, >= 32
@@ -36,6 +37,7 @@ local function check(unit, fn, st, k)
   local _, size = R.shared_decl(fn, f.sd)
   if size ~= e then return nil, f.sd .. " is not sized " .. e end
   f.e = e
+  if R.returns_before(fn, f.loop) then return nil, "a return before the tree may leave warp 0 short of lanes" end
   if f.stop == 0 then
     -- apply: the helper must be ours (or absent) and defined before fn.
     local h = R.function_named(unit, HELPER)

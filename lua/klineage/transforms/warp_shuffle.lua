@@ -8,7 +8,7 @@
 --    tree_at (sum tree over __shared__ SD[E], read out by thread 0 only,
 --    E the launch's block constant, a power of two 32..1024), fed by
 --    `SD[T] = V;` with V a float local of the kernel; SD is used nowhere
---    else. Apply writes warp sums, one slot per warp (`WS[E / 32]`), and a
+--    else, and no return comes before (full-mask shuffles need every lane). Apply writes warp sums, one slot per warp (`WS[E / 32]`), and a
 --    second warp sum in warp 0; undo (the exact v8 shape) writes the full
 --    tree back over `SD[E]`, unrolled (E is a compile-time constant).
 --  * the softmax lineage's block_max / block_sum helpers (v1 <-> v2), see
@@ -69,6 +69,7 @@ local function tree_form(unit, fn, st, k)
   if not (e and R.is_pow2(val) and val >= 32 and val <= 1024) then return nil end
   local decl, size = R.shared_decl(fn, f.sd)
   if size ~= e or not confined(fn, f.sd, st, j - 1, f.k_out, decl) then return nil end
+  if R.returns_before(fn, st[j - 1]) then return nil end
   f.v, f.e, f.first, f.decl = v, e, j - 1, decl
   return f
 end

@@ -219,6 +219,16 @@ function M.idents(fn, name)
   return out
 end
 
+-- Whether a return statement of fn comes before `node`: some threads may
+-- then have left, and a full-mask warp operation needs all 32 lanes.
+function M.returns_before(fn, node)
+  local b = M.span(node)
+  for r in fn:body():walk({ "return" }) do
+    if M.span(r) < b then return true end
+  end
+  return false
+end
+
 -- Whether node `inner` lies inside node `outer` (or is it).
 function M.within(inner, outer)
   local b, e = M.span(inner)
