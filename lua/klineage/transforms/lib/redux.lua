@@ -111,17 +111,6 @@ function M.function_named(unit, name)
   return found
 end
 
--- Whether the identifier `name` appears anywhere in the unit.
-function M.uses_name(unit, name) return unit:has_word(name) end
-
--- A name that does not appear in the unit: base, base2, base3...
-function M.fresh(unit, base)
-  if not unit:has_word(base) then return base end
-  for i = 2, 99 do
-    if not unit:has_word(base .. i) then return base .. i end
-  end
-end
-
 -- A name free in fn (no identifier, parameter or #define of that name):
 -- base, base2, base3...
 function M.fresh_in(unit, fn, base)
