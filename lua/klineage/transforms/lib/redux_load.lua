@@ -1,4 +1,4 @@
--- first_add_on_load's static check, shared with grid_stride: the
+-- first_add_on_load's static check, shared with grid_stride_reduce: the
 -- reduction lineage's one-element load (v2) or two-element load (v3-v5)
 -- into a shared array that is only summed, the launch line and the
 -- functions mirroring its grid. See first_add_on_load.lua for the idiom.

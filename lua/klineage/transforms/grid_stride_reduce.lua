@@ -1,4 +1,4 @@
--- Grid-stride accumulation (Harris's step 7): a fixed grid of GRID_BLOCKS
+-- grid_stride_reduce: grid-stride accumulation for a block-sum reduction (Harris's step 7; the general guard-to-loop rewrite is grid_stride.lua): a fixed grid of GRID_BLOCKS
 -- blocks walks the whole array, each thread adding many element pairs
 -- before the shared-memory tree, so there are only GRID_BLOCKS partials
 -- and the tree's cost is spread over many elements.
@@ -25,7 +25,7 @@ local R = require "klineage.transforms.lib.redux"
 local L = require "klineage.transforms.lib.redux_load"
 
 local T = {
-  name = "grid_stride",
+  name = "grid_stride_reduce",
   intent = "launch a fixed grid whose threads stride over the whole array, so each adds many elements before one block tree",
   params = { GRID_BLOCKS = { 1056, 528, 2112 } },
 }
@@ -156,7 +156,7 @@ function T.apply(site, params)
   if not f then return nil, fn end
   local gv = params and params.GRID_BLOCKS or T.params.GRID_BLOCKS[1]
   if math.type(gv) ~= "integer" or gv < 1 or gv > 65535 then
-    return nil, verdicts.failure("bad_input", "grid_stride: GRID_BLOCKS must be an integer in 1..65535")
+    return nil, verdicts.failure("bad_input", "grid_stride_reduce: GRID_BLOCKS must be an integer in 1..65535")
   end
   local unit = site.unit
   local st = R.stmts(fn)
