@@ -98,3 +98,44 @@ describe("klineage transforms", function()
     expect(code):equals(2)
   end)
 end)
+
+-- Kernels that write through a pointer in ways a subscript read check could
+-- miss: no transform that assumes a read-only pointer may offer it.
+describe("hostile kernels", function()
+  local cases = {
+    member_store = [[
+struct pair { float x, y; };
+extern "C" __global__ void k(int n, pair *p, const float *q) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i].x = q[i];
+}]],
+    paren_member_update = [[
+struct pair { float x, y; };
+extern "C" __global__ void k(int n, pair *p) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) (p[i]).y += 1.0f;
+}]],
+    address_taken = [[
+extern "C" __global__ void k(int n, float *p) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) atomicAdd(&p[i], 1.0f);
+}]],
+    pointer_passed_on = [[
+__device__ void put(float *d, int i) { d[i] = 0.0f; }
+extern "C" __global__ void k(int n, float *p) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { float v = p[i]; put(p, i); (void)v; }
+}]],
+  }
+  local names = {}
+  for name in pairs(cases) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    it(name .. ": neither restrict nor ldg offers p", function()
+      for _, s in ipairs(transforms.sites(cases[name], { names = { "restrict", "ldg" } })) do
+        if s.key == "k:p" then fail("%s offers %s at k:p", s.transform, s.direction) end
+      end
+      expect(true):equals(true)
+    end)
+  end
+end)

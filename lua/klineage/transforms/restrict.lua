@@ -16,9 +16,13 @@ local T = {
 
 local WRITES = { ["++"] = true, ["--"] = true, ["&"] = true }
 
--- Whether the subscript node `ix` is only read.
+-- Whether the subscript node `ix` is only read. A member of the element
+-- (p[i].x) is still its storage: the check looks past it and parentheses.
 local function read_only(ix)
   local p = ix:parent()
+  while p and (p.kind == "paren" or (p.kind == "member" and p:field("object") and p:field("object").id == ix.id)) do
+    ix, p = p, p:parent()
+  end
   if not p then return true end
   if p.kind == "assign" and p:field("lhs") and p:field("lhs").id == ix.id then return false end
   if (p.kind == "unary" or p.kind == "postfix") and WRITES[p.op] then return false end
