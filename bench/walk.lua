@@ -6,9 +6,10 @@
 -- steps greedy took first.
 --
 --   klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR]
---       [--policies recorded,greedy] [--workloads a,b] [--seconds S]
+--       [--policies recorded,greedy] [--workloads a,b] [--seconds S] [--max_steps N]
 --
 -- --seconds: no walk step starts after S seconds (default: no limit).
+-- --max_steps: steps per walk at most (default walk.MAX_STEPS).
 -- Headline figures: explained-share (recorded steps reproduced by one or
 -- more undos), greedy-first-agreement (lineages where greedy's first step
 -- is the recorded step that paid most; cuda only), walk-cycles and
@@ -19,13 +20,13 @@ local walk = require "klineage.walk"
 local workload = require "klineage.workload"
 local host = require "kl.host"
 
-local opts = { backend = nil, runs = nil, policies = "recorded,greedy",
+local opts = { backend = nil, runs = nil, policies = "recorded,greedy", max_steps = nil,
                workloads = "bfs,conv2d,raytrace,reduction,sgemm,softmax,transpose" }
 local i = 1
 while arg[i] do
   local k = arg[i]:match("^%-%-([%w_]+)$")
-  if not k or opts[k] == nil and k ~= "backend" and k ~= "runs" and k ~= "seconds" then
-    io.stderr:write("usage: klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR] [--policies a,b] [--workloads a,b] [--seconds S]\n")
+  if not k or opts[k] == nil and k ~= "backend" and k ~= "runs" and k ~= "seconds" and k ~= "max_steps" then
+    io.stderr:write("usage: klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR] [--policies a,b] [--workloads a,b] [--seconds S] [--max_steps N]\n")
     os.exit(2)
   end
   opts[k], i = arg[i + 1], i + 2
@@ -43,7 +44,7 @@ for _, name in ipairs(split(opts.workloads)) do
     local ctx = assert(require("klineage.context").new { backend = opts.backend, journal = opts.runs,
       resume = exists and id or nil, run_id = not exists and id or nil, workloads = { w },
       command = { "klineage", "run", "bench/walk.lua" } })
-    local s = assert(walk.run(ctx, w, { policy = policy, deadline = deadline }))
+    local s = assert(walk.run(ctx, w, { policy = policy, deadline = deadline, max_steps = tonumber(opts.max_steps) }))
     local dir = ctx.run.dir
     ctx:close()
     local cycles, seconds = 0, 0
