@@ -6,10 +6,11 @@
 -- steps greedy took first.
 --
 --   klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR]
---       [--policies recorded,greedy] [--workloads a,b] [--seconds S] [--max_steps N]
+--       [--policies recorded,greedy] [--workloads a,b] [--seconds S] [--max_steps N] [--report]
 --
 -- --seconds: no walk step starts after S seconds (default: no limit).
 -- --max_steps: steps per walk at most (default walk.MAX_STEPS).
+-- --report: walk nothing; the tables of the walks the run folders hold.
 -- Headline figures: explained-share (recorded steps reproduced by one or
 -- more undos), greedy-first-agreement (lineages where greedy's first step
 -- is the recorded step that paid most; cuda only), walk-cycles and
@@ -20,19 +21,38 @@ local walk = require "klineage.walk"
 local workload = require "klineage.workload"
 local host = require "kl.host"
 
-local opts = { backend = nil, runs = nil, policies = "recorded,greedy", max_steps = nil,
+local opts = { backend = nil, runs = nil, policies = "recorded,greedy", max_steps = nil, report = nil,
                workloads = "bfs,conv2d,raytrace,reduction,sgemm,softmax,transpose" }
 local i = 1
 while arg[i] do
   local k = arg[i]:match("^%-%-([%w_]+)$")
-  if not k or opts[k] == nil and k ~= "backend" and k ~= "runs" and k ~= "seconds" and k ~= "max_steps" then
-    io.stderr:write("usage: klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR] [--policies a,b] [--workloads a,b] [--seconds S] [--max_steps N]\n")
+  if not k or opts[k] == nil and k ~= "backend" and k ~= "runs" and k ~= "seconds" and k ~= "max_steps" and k ~= "report" then
+    io.stderr:write("usage: klineage run bench/walk.lua [--backend cuda|emu] [--runs DIR] [--policies a,b] [--workloads a,b] [--seconds S] [--max_steps N] [--report]\n")
     os.exit(2)
   end
-  opts[k], i = arg[i + 1], i + 2
+  if k == "report" then opts.report, i = true, i + 1 else opts[k], i = arg[i + 1], i + 2 end
 end
 local function split(s) local t = {} for x in s:gmatch("[^,]+") do t[#t + 1] = x end return t end
 local deadline = opts.seconds and host.clock() + tonumber(opts.seconds)
+
+-- A walk as its journal has it (the steps of every session that made it):
+-- the tables are built from the journals, never from this process's memory,
+-- so --report gives them back anywhere, with no GPU.
+local function from_journal(dir)
+  local s = { steps = {}, stopped = "not walked" }
+  local cycles, seconds, seen = 0, 0, {}
+  for _, r in ipairs((journal.read(dir .. "/journal.jsonl")) or {}) do
+    if r.kind == "walk_step" and not seen[r.key] then
+      seen[r.key] = true
+      s.steps[#s.steps + 1] = { step = math.tointeger(r.step) or r.step, from = r.labels.from, to = r.labels.to, to_sha256 = r.to, effect = r.effect,
+                                explained = r.explained, producer = r.producer }
+    elseif r.kind == "walk_session" then
+      cycles, seconds, s.stopped = cycles + r.cycles, seconds + r.seconds, r.stopped
+    end
+  end
+  table.sort(s.steps, function(x, y) return x.step < y.step end)
+  return s, cycles, seconds
+end
 
 local rows, explained, recorded_steps, all_cycles, all_seconds = {}, 0, 0, 0, 0
 local complete = true
@@ -41,26 +61,27 @@ for _, name in ipairs(split(opts.workloads)) do
   for _, policy in ipairs(split(opts.policies)) do
     local id = string.format("walk-%s-%s-%s", name, policy, opts.backend or "default")
     local exists = runs.find(id, opts.runs)
-    local ctx = assert(require("klineage.context").new { backend = opts.backend, journal = opts.runs,
-      resume = exists and id or nil, run_id = not exists and id or nil, workloads = { w },
-      command = { "klineage", "run", "bench/walk.lua" } })
-    local s = assert(walk.run(ctx, w, { policy = policy, deadline = deadline, max_steps = tonumber(opts.max_steps) }))
-    local dir = ctx.run.dir
-    ctx:close()
-    local cycles, seconds = 0, 0
-    for _, r in ipairs((journal.read(dir .. "/journal.jsonl"))) do
-      if r.kind == "walk_session" and r.walk == s.walk then cycles, seconds = cycles + r.cycles, seconds + r.seconds end
+    if not opts.report then
+      local ctx = assert(require("klineage.context").new { backend = opts.backend, journal = opts.runs,
+        resume = exists and id or nil, run_id = not exists and id or nil, workloads = { w },
+        command = { "klineage", "run", "bench/walk.lua" } })
+      local s = assert(walk.run(ctx, w, { policy = policy, deadline = deadline, max_steps = tonumber(opts.max_steps) }))
+      ctx:close()
+      io.stderr:write(string.format("walked %s with %s: %d steps, stopped: %s\n", name, policy, #s.steps, s.stopped))
+      exists = true
     end
-    all_cycles, all_seconds = all_cycles + cycles, all_seconds + seconds
-    if s.stopped == "deadline" or s.stopped == "budget_exhausted" then complete = false end
-    rows[#rows + 1] = { w = name, policy = policy, s = s, cycles = cycles, seconds = seconds }
-    if policy == "recorded" and s.stopped ~= "deadline" then
-      for _, st in ipairs(s.steps) do
-        recorded_steps = recorded_steps + 1
-        if st.explained and st.explained.explained then explained = explained + 1 end
+    if exists then
+      local s, cycles, seconds = from_journal(assert(runs.find(id, opts.runs)))
+      all_cycles, all_seconds = all_cycles + cycles, all_seconds + seconds
+      if s.stopped == "deadline" or s.stopped == "budget_exhausted" or s.stopped:match("^the step limit") then complete = false end
+      rows[#rows + 1] = { w = name, policy = policy, s = s, cycles = cycles, seconds = seconds }
+      if policy == "recorded" then
+        for _, st in ipairs(s.steps) do
+          recorded_steps = recorded_steps + 1
+          if st.explained and st.explained.explained then explained = explained + 1 end
+        end
       end
     end
-    io.stderr:write(string.format("walked %s with %s: %d steps, stopped: %s\n", name, policy, #s.steps, s.stopped))
   end
 end
 
@@ -136,7 +157,7 @@ for _, name in ipairs(split(opts.workloads)) do
   end
 end
 print()
-if not complete then print("(some walks stopped at the deadline or budget: run again to resume them)") end
+if not complete then print("(some walks stopped at the deadline, the budget or the step limit: run again to resume them)") end
 print(string.format("explained-share: %.1f %%", recorded_steps > 0 and 100 * explained / recorded_steps or 0))
 print(string.format("explained-steps: %d of %d", explained, recorded_steps))
 print(string.format("greedy-first-agreement: %d of %d", agree, judged))
