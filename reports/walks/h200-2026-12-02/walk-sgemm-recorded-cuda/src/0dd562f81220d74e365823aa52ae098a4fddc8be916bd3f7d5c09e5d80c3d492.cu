@@ -1,0 +1,88 @@
+// v5: vectorized access: tiles are loaded from global memory with float4, the A tile is stored transposed in shared memory so both register fragments are read with float4, and C is written with float4.
+// C = alpha * A * B + beta * C, row-major, A is M x K, B is K x N.
+// float4 accesses need K % 4 == 0 and N % 4 == 0 (implied by the tile
+// divisibility below) and 16-byte-aligned buffers (cuMemAlloc gives 256).
+// @kl launch grid(cdiv(N, BN), cdiv(M, BM)) block(cdiv(BM * BN, TM * TN))
+// @kl requires M % BM == 0 && N % BN == 0 && K % BK == 0
+#define BM 128
+#define BN 128
+#define BK 8
+#define TM 8
+#define TN 8
+#define THREADS (BM * BN / (TM * TN))
+
+static_assert(BK % 4 == 0 && BN % 4 == 0 && TM % 4 == 0 && TN % 4 == 0,
+              "float4 paths need multiples of 4");
+static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
+              "each thread loads a whole number of float4 per tile");
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+sgemm(int M, int N, int K, float alpha, const float *A, const float *B,
+      float beta, float *C) {
+  __shared__ float As[BK][BM];  // transposed: As[k][m]
+  __shared__ float Bs[BK][BN];
+  int tid = threadIdx.x;
+  int thread_row = tid / (BN / TN);
+  int thread_col = tid % (BN / TN);
+  const float *Ablock = A + blockIdx.y * BM * K;
+  const float *Bblock = B + blockIdx.x * BN;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  float a_frag[TM], b_frag[TN];
+
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int l = 0; l < BM * BK / 4 / THREADS; ++l) {
+      int idx = tid + l * THREADS;  // float4 index inside the BM x BK tile
+      int r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;
+      float4 v = *reinterpret_cast<const float4 *>(&Ablock[r * K + k0 + c]);
+      As[c + 0][r] = v.x;
+      As[c + 1][r] = v.y;
+      As[c + 2][r] = v.z;
+      As[c + 3][r] = v.w;
+    }
+#pragma unroll
+    for (int l = 0; l < BK * BN / 4 / THREADS; ++l) {
+      int idx = tid + l * THREADS;  // float4 index inside the BK x BN tile
+      int r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;
+      *reinterpret_cast<float4 *>(&Bs[r][c]) =
+          *reinterpret_cast<const float4 *>(&Bblock[(k0 + r) * N + c]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+#pragma unroll
+      for (int i = 0; i < TM; i += 4)
+        *reinterpret_cast<float4 *>(&a_frag[i]) =
+            *reinterpret_cast<const float4 *>(&As[kk][thread_row * TM + i]);
+#pragma unroll
+      for (int j = 0; j < TN; j += 4)
+        *reinterpret_cast<float4 *>(&b_frag[j]) =
+            *reinterpret_cast<const float4 *>(&Bs[kk][thread_col * TN + j]);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    int row = blockIdx.y * BM + thread_row * TM + i;
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      int col = blockIdx.x * BN + thread_col * TN + j;
+      float4 *dst = reinterpret_cast<float4 *>(&C[row * N + col]);
+      float4 c = *dst;
+      c.x = alpha * acc[i][j + 0] + beta * c.x;
+      c.y = alpha * acc[i][j + 1] + beta * c.y;
+      c.z = alpha * acc[i][j + 2] + beta * c.z;
+      c.w = alpha * acc[i][j + 3] + beta * c.w;
+      *dst = c;
+    }
+  }
+  (void)M;
+}
