@@ -199,17 +199,18 @@ end
 local function take(walk, result)
   local c = result.candidate
   c.version = c.version or version_of(walk, c.source)
+  local after = facts_of(walk, c.source, result.record)
   local step = { step = walk.step, from = walk.current.label, to = c.label, from_sha256 = walk.current.sha256,
                  to_sha256 = c.sha256, producer = c.provenance.producer, verdict = result.verdict,
                  effect = walk:measure(result), explained = result.explained, median_ms = result.median_ms }
   keyed(walk, "walk_step", { from = walk.current.sha256, to = c.sha256, producer = step.producer, verdict = step.verdict,
                              effect = step.effect, explained = step.explained, median_ms = step.median_ms,
                              labels = { from = step.from, to = step.to }, source = walk.ctx:store_source(c.source),
-                             facts_before = walk.current.facts, facts_after = facts_of(walk, c.source, result.record) })
+                             facts_before = walk.current.facts, facts_after = after })
   walk.steps[#walk.steps + 1] = step
   walk.current = { source = c.source, sha256 = c.sha256, version = c.version,
                    label = c.version and c.label ~= walk.workload.lineage[c.version] and walk.workload.lineage[c.version] or c.label,
-                   facts = facts_of(walk, c.source, result.record) }
+                   facts = after }
   walk.visited[c.sha256] = true
   walk:emit({ kind = "step", taken = step })
 end
