@@ -157,14 +157,21 @@ function Worker:init(req)
   return self:checksum({ buffers = names })
 end
 
--- An upload with a key is kept (protocol.lua, "upload"); the emulator's
--- inputs are small, so the last 16 are.
+-- Keyed bytes (an upload with a key, a kept buffer: protocol.lua, "upload"
+-- and "keep") are kept; the emulator's buffers are small, so the last 64 are.
+local STASH_MAX = 64
+function Worker:stash_put(key, data)
+  self.stash, self.stash_order = self.stash or {}, self.stash_order or {}
+  if not self.stash[key] then self.stash_order[#self.stash_order + 1] = key end
+  self.stash[key] = data
+  if #self.stash_order > STASH_MAX then self.stash[table.remove(self.stash_order, 1)] = nil end
+end
+
 function Worker:upload(req)
   local b = self:buffer(req.name)
   local key, probe = protocol.upload_key(req)
-  self.stash = self.stash or {}
   if probe then
-    local kept = self.stash[key]
+    local kept = (self.stash or {})[key]
     if not kept or #kept ~= b.size then return { cached = false } end
     b.mem:upload(kept)
     return { cached = true }
@@ -173,13 +180,13 @@ function Worker:upload(req)
   if not data then bad("upload: " .. err.message) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   b.mem:upload(data)
-  if key then
-    self.stash_order = self.stash_order or {}
-    if not self.stash[key] then self.stash_order[#self.stash_order + 1] = key end
-    self.stash[key] = data
-    if #self.stash_order > 16 then self.stash[table.remove(self.stash_order, 1)] = nil end
-  end
+  if key then self:stash_put(key, data) end
   return { cached = false }
+end
+
+function Worker:keep(req)
+  self:stash_put(req.key, self:buffer(req.buffer).mem:download())
+  return { kept = true }
 end
 
 function Worker:poison(req)

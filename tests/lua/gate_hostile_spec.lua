@@ -64,6 +64,27 @@ describe("the reference copy", function()
     expect(r.stages.correct.message):contains("reference copy of 'y'")
   end)
 
+  it("kept between trials is checked against its first checksum: a kernel that poisons it never passes (fake worker)", function()
+    local fpool = assert(pool_mod.new { backend = "fake", timeout = 30 })
+    local fctx = assert(require("klineage.context").new { journal = false, pool = fpool })
+    local saxpy = assert(workload.load(fixtures .. "/saxpy"))
+    local src = assert(io.open(fixtures .. "/saxpy/v0.cu")):read("a"):gsub("void saxpy%(", "void saxpy_poisons_kept(")
+    local good = gate.evaluate(fctx, { file = fixtures .. "/saxpy/v0.cu" }, saxpy, { profile = false, random_seeds = 0 })
+    expect(good.verdict):equals("ok")
+    local trials = #good.stages.correct.trials
+    -- Each evaluation poisons the copy of the trial it fails at; once every
+    -- fixed trial's copy held its answer, a gate that trusted the copies
+    -- would pass it.
+    for _ = 1, trials + 1 do
+      local r = gate.evaluate(fctx, { source = src, file = "poisons_kept.cu", kernel = "saxpy_poisons_kept" }, saxpy,
+        { profile = false, random_seeds = 0 })
+      expect(r.verdict):equals("wrong")
+    end
+    local again = gate.evaluate(fctx, { file = fixtures .. "/saxpy/v0.cu" }, saxpy, { profile = false, random_seeds = 0 })
+    fctx:close(); fpool:close()
+    expect(again.verdict):equals("ok")
+  end)
+
   it("is out of the candidate's reach on emu: a kernel that writes below its output is never ok", function()
     local verdicts_seen = {}
     for _ = 1, 10 do

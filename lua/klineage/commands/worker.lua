@@ -35,6 +35,31 @@ local function load_backend(name)
   error(mod, 0)
 end
 
+-- A batch (protocol.lua, "batch"): its steps in order, each as if it came
+-- alone, answered together; the first failure ends it, naming its step.
+local BATCHED = { zero = true, launch = true, read = true }
+local function run_batch(worker, req)
+  if type(req.steps) ~= "table" or #req.steps == 0 then
+    return nil, verdicts.failure("bad_request", "batch: steps must be a non-empty list")
+  end
+  local results = {}
+  for i, step in ipairs(req.steps) do
+    if type(step) ~= "table" or not BATCHED[step.op] then
+      return nil, verdicts.failure("bad_request", string.format("batch: step %d must be a zero, launch or read request", i))
+    end
+    step.id = req.id
+    local ok, cerr = protocol.check_request(step)
+    if not ok then return nil, verdicts.failure("bad_request", string.format("batch: step %d: %s", i, cerr.message)) end
+    local fields, f = verdicts.protect(worker[step.op], worker, step)
+    if not fields then
+      return nil, verdicts.failure(f.verdict, string.format("batch step %d (%s%s): %s", i, step.op,
+        step.kernel and " " .. tostring(step.kernel) or "", f.message))
+    end
+    results[i] = fields
+  end
+  return { results = results }
+end
+
 local function serve(backend, worker, input, output, name)
   local function send(reply)
     output:write(protocol.encode(reply), "\n")
@@ -51,7 +76,7 @@ local function serve(backend, worker, input, output, name)
     else
       local handled = backend.before and backend.before(worker, req)
       if not handled then
-        local method = worker[req.op]
+        local method = req.op == "batch" and run_batch or worker[req.op]
         local reply
         if not method then
           reply = protocol.fail(id, "unsupported", string.format("the %s backend has no '%s'", name or "worker", req.op))

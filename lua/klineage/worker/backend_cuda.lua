@@ -203,49 +203,66 @@ function Worker:init(req)
   return self:checksum({ buffers = names })
 end
 
--- An upload with a key is kept on the device (protocol.lua, "upload"), up
--- to a quarter of the device's memory, the least recently used dropped first.
+-- Keyed bytes (an upload with a key, a kept buffer) stay on the device
+-- (protocol.lua, "upload" and "keep"), up to a quarter of the device's
+-- memory, the least recently used dropped first.
+local function stash_of(self)
+  self.stash = self.stash or { bytes = 0, entries = {}, clock = 0 }
+  self.stash.clock = self.stash.clock + 1
+  return self.stash
+end
+
+local function stash_drop(stash, k)
+  stash.bytes = stash.bytes - stash.entries[k].size
+  stash.entries[k].mem:close()
+  stash.entries[k] = nil
+end
+
+-- A device copy of buffer b under key, when it fits the budget.
+function Worker:stash_put(key, b)
+  local stash = stash_of(self)
+  if stash.entries[key] then stash_drop(stash, key) end
+  local budget = (self.dev.memory or 0) // 4
+  if b.size == 0 or b.size > budget then return false end
+  while stash.bytes + b.size > budget do
+    local oldest, at
+    for k, e in pairs(stash.entries) do
+      if not at or e.used < at then oldest, at = k, e.used end
+    end
+    stash_drop(stash, oldest)
+  end
+  local mem = self.ctx:alloc(b.size)
+  if mem and mem:copy_from(b.mem) then
+    stash.entries[key] = { mem = mem, size = b.size, used = stash.clock }
+    stash.bytes = stash.bytes + b.size
+    return true
+  end
+  if mem then mem:close() end
+  return false
+end
+
 function Worker:upload(req)
   local b = self:buffer(req.name)
   local key, probe = protocol.upload_key(req)
-  self.stash = self.stash or { bytes = 0, entries = {}, clock = 0 }
-  local stash = self.stash
-  local function drop(k)
-    stash.bytes = stash.bytes - stash.entries[k].size
-    stash.entries[k].mem:close()
-    stash.entries[k] = nil
-  end
-  stash.clock = stash.clock + 1
+  local stash = stash_of(self)
   local hit = key and stash.entries[key]
   if hit and hit.size == b.size then
     if b.size > 0 then assert(b.mem:copy_from(hit.mem)) end
     hit.used = stash.clock
     return { cached = true }
   end
-  if hit then drop(key) end -- the same key at another size: a stale entry
+  if hit then stash_drop(stash, key) end -- the same key at another size: a stale entry
   if probe then return { cached = false } end
   local data, err = protocol.payload(req, "data")
   if not data then bad("upload: " .. err.message) end
   if #data ~= b.size then bad(string.format("upload: %d bytes for a buffer of %d", #data, b.size)) end
   if #data > 0 then assert(b.mem:upload(data)) end
-  local budget = (self.dev.memory or 0) // 4
-  if key and b.size > 0 and b.size <= budget then
-    while stash.bytes + b.size > budget do
-      local oldest, at
-      for k, e in pairs(stash.entries) do
-        if not at or e.used < at then oldest, at = k, e.used end
-      end
-      drop(oldest)
-    end
-    local mem = self.ctx:alloc(b.size)
-    if mem and mem:copy_from(b.mem) then
-      stash.entries[key] = { mem = mem, size = b.size, used = stash.clock }
-      stash.bytes = stash.bytes + b.size
-    elseif mem then
-      mem:close()
-    end
-  end
+  if key then self:stash_put(key, b) end
   return { cached = false }
+end
+
+function Worker:keep(req)
+  return { kept = self:stash_put(req.key, self:buffer(req.buffer)) }
 end
 
 function Worker:poison(req)

@@ -19,6 +19,11 @@
 --   saxpy_writes_reference(n, a, x, y)  saxpy, then it changes y@ref, the
 --                                  reference copy the gate compares y with, as
 --                                  a kernel reaching it by address would
+--   saxpy_poisons_kept(n, a, x, y)  saxpy_off_by_one, then it finds every
+--                                  kept copy ("keep") equal to y@ref and puts
+--                                  its own wrong y there, as a kernel that
+--                                  scanned device memory would: a later trial
+--                                  that trusted the copy would pass it
 --   saxpy_killed_once(n, a, x, y)  the first time (no file at
 --                                  $KLINEAGE_FAKE_KILLED_ONCE yet) creates that
 --                                  file and SIGKILLs its own worker, as the OOM
@@ -78,6 +83,13 @@ kernels.saxpy_writes_reference = function(self, args)
   saxpy(self, args, false)
   local ref = self.buffers["y@ref"]
   if ref then ref.data = randgen.pack("f32", { 0.0 }) .. ref.data:sub(5) end
+end
+kernels.saxpy_poisons_kept = function(self, args)
+  saxpy(self, args, true)
+  local ref = self.buffers["y@ref"]
+  for key, data in pairs(self.stash or {}) do
+    if ref and data == ref.data then self.stash[key] = args[4].data end
+  end
 end
 kernels.saxpy_killed_once = function(self, args)
   local flag = os.getenv("KLINEAGE_FAKE_KILLED_ONCE")
@@ -214,6 +226,12 @@ function Fake:upload(req)
   b.data = data
   if key then self.stash[key] = data end
   return { cached = false }
+end
+
+function Fake:keep(req)
+  self.stash = self.stash or {}
+  self.stash[req.key] = buffer(self, req.buffer).data
+  return { kept = true }
 end
 
 function Fake:poison(req)

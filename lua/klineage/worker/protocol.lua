@@ -52,6 +52,11 @@
 --            from them -> { cached = true }, or says { cached = false } when
 --            it has none, and the engine sends the data. The engine's key
 --            names (workload, params, seed, buffer): the same bytes.
+--   keep     { buffer = "C@ref", key = k } keeps a copy of the buffer's bytes
+--            under k, where an upload with that key and no data finds them
+--            -> { kept = true | false (cuda: over the budget) }. The gate
+--            keeps the baseline's outputs so: its run costs once per
+--            (baseline, workload, params, seed), not once per trial.
 --   poison   { buffers = { "C", ... } [, byte = 0xFF] } (every byte set:
 --            0xFF is NaN in every float type; the gate varies the byte for
 --            integer outputs, where 0xFF is -1, a plausible value)   -> {}
@@ -63,6 +68,12 @@
 --            launches and synchronizes                            -> { ms = event time }
 --   read     { buffer = "C" [, index = i (0-based)] }
 --            -> { data_b64 } or { value } for one element
+--   batch    { steps = { <zero, launch or read request>, ... } } runs them
+--            in order, as if each came alone (ids are the batch's), and
+--            stops at the first failure, which names its step
+--            -> { results = { <each step's reply fields> } }. A workload's
+--            run that reads a counter every level (bfs: 2046 levels on the
+--            grid) sends one batch per level instead of three requests.
 --   snapshot { buffers = { "C" }, as = "ref" }  copies outputs aside as "C@ref" -> {}
 --   restore  { buffers = { "C" }, from = "fresh" }  copies "C@fresh" back into C -> {}
 --   canaries {} -> {} when the guard regions around every buffer are intact,
@@ -118,8 +129,8 @@ M.VERSION = 1
 M.FATAL = { fault = true, out_of_bounds = true }
 
 M.OPS = {
-  "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read",
-  "snapshot", "restore", "canaries", "compare", "checksum", "time", "metrics", "vendor", "host_reference", "bye",
+  "hello", "load", "alloc", "init", "upload", "poison", "zero", "launch", "read", "batch",
+  "keep", "snapshot", "restore", "canaries", "compare", "checksum", "time", "metrics", "vendor", "host_reference", "bye",
 }
 M.OP_SET = {}
 for _, op in ipairs(M.OPS) do M.OP_SET[op] = true end
@@ -216,14 +227,17 @@ local function check_request_(req)
   if not M.OP_SET[req.op] then return nil, "unknown op '" .. tostring(req.op) .. "'" end
   local need = {
     load = { "module" }, alloc = { "buffers" }, init = { "seed", "buffers" },
-    upload = { "name" }, poison = { "buffers" }, zero = { "buffer" },
-    launch = { "module", "kernel", "grid", "block", "args" }, read = { "buffer" },
+    upload = { "name" }, keep = { "buffer", "key" }, poison = { "buffers" }, zero = { "buffer" },
+    launch = { "module", "kernel", "grid", "block", "args" }, read = { "buffer" }, batch = { "steps" },
     snapshot = { "buffers", "as" }, compare = { "buffer", "against" },
     checksum = { "buffers" }, time = { "sequence" }, metrics = { "sequence", "names" },
     vendor = { "routine", "args" }, host_reference = { "so_path", "args" },
   }
   for _, field in ipairs(need[req.op] or {}) do
     if req[field] == nil then return nil, string.format("%s: missing field '%s'", req.op, field) end
+  end
+  if req.op == "keep" and (type(req.key) ~= "string" or type(req.buffer) ~= "string") then
+    return nil, "keep: buffer and key must be strings"
   end
   if req.op == "launch" then
     for _, k in ipairs({ "grid", "block" }) do
