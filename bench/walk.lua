@@ -40,15 +40,23 @@ local deadline = opts.seconds and host.clock() + tonumber(opts.seconds)
 -- so --report gives them back anywhere, with no GPU.
 local function from_journal(dir)
   local s = { steps = {}, stopped = "not walked" }
-  local cycles, seconds, seen = 0, 0, {}
+  local cycles, seconds, seen, sessions, order = 0, 0, {}, {}, {}
   for _, r in ipairs((journal.read(dir .. "/journal.jsonl")) or {}) do
     if r.kind == "walk_step" and not seen[r.key] then
       seen[r.key] = true
       s.steps[#s.steps + 1] = { step = math.tointeger(r.step) or r.step, from = r.labels.from, to = r.labels.to, to_sha256 = r.to, effect = r.effect,
                                 explained = r.explained, producer = r.producer }
     elseif r.kind == "walk_session" then
-      cycles, seconds, s.stopped = cycles + r.cycles, seconds + r.seconds, r.stopped
+      -- The last record of each session counts (journals before sessions
+      -- had ids wrote one per session).
+      local id = r.session or ("seq" .. tostring(r.seq))
+      if not sessions[id] then order[#order + 1] = id end
+      sessions[id] = r
+      if r.stopped then s.stopped = r.stopped end
     end
+  end
+  for _, id in ipairs(order) do
+    cycles, seconds = cycles + sessions[id].cycles, seconds + sessions[id].seconds
   end
   table.sort(s.steps, function(x, y) return x.step < y.step end)
   return s, cycles, seconds

@@ -50,7 +50,9 @@ describe("klineage walk --policy recorded", function()
     expect(#steps):equals(6)
     expect(steps[1].facts_before["define.TILE"]):equals(64)
     expect(steps[6].facts_after["loops.count"] ~= nil):equals(true)
-    expect(#records(runs .. "/r", "walk_session")):equals(1)
+    local sessions = records(runs .. "/r", "walk_session")
+    expect(#sessions):equals(#steps + 1) -- one after each step, one at the end
+    expect(sessions[#sessions].stopped ~= nil):equals(true)
   end)
 end)
 
@@ -59,12 +61,12 @@ describe("resume", function()
     local runs = scratch_dir()
     local full = walk_json("softmax", "--policy", "recorded", "--journal", runs, "--run", "full")
     expect(#full.steps):at_least(5)
-    -- The same walk, killed (SIGKILL) once three judgements are journaled.
+    -- The same walk, killed (SIGKILL) once its first step is journaled.
     local j = runs .. "/killed/journal.jsonl"
     local script = string.format([[
 %s walk softmax --backend emu --quiet --policy recorded --journal %s --run killed >/dev/null 2>&1 &
 pid=$!
-while n=$(grep -c '"charged":true' %s 2>/dev/null); [ "${n:-0}" -lt 3 ]; do
+while n=$(grep -c '"kind":"walk_session"' %s 2>/dev/null); [ "${n:-0}" -lt 1 ]; do
   kill -0 $pid 2>/dev/null || break
   sleep 0.02
 done
@@ -74,13 +76,21 @@ exit 0]], require("kl.host").executable(), runs, j)
     assert(os.execute(script))
     if #records(runs .. "/killed", "walk_end") > 0 then fail("the walk had finished before the kill: nothing was tested") end
     local before = charged(runs .. "/killed")
-    expect(before):at_least(3)
+    expect(before):at_least(1)
     local resumed = walk_json("softmax", "--policy", "recorded", "--journal", runs, "--run", "killed")
     expect(shas(resumed)):equals(shas(full))
     expect(charged(runs .. "/killed")):equals(charged(runs .. "/full"))
     expect(resumed.cycles):equals(charged(runs .. "/full") - before)
     -- Each step is journaled once, however often the walk ran.
     expect(#records(runs .. "/killed", "walk_step")):equals(#full.steps)
+    -- The killed session's cost so far is in the journal: the sessions'
+    -- last records add up to every cycle charged.
+    local last = {}
+    for _, r in ipairs(records(runs .. "/killed", "walk_session")) do last[r.session] = r end
+    local sessions, cycles = 0, 0
+    for _, r in pairs(last) do sessions, cycles = sessions + 1, cycles + r.cycles end
+    expect(sessions):equals(2)
+    expect(cycles):equals(charged(runs .. "/full"))
   end)
 
   it("a budget stops the walk between steps; more budget finishes it the same way", function()

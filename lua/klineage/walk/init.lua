@@ -35,8 +35,11 @@
 --   walk.load_policy(ref) -> policy | nil, failure
 --
 -- Journal records (kind "walk_step", "walk_evidence", "walk_end"), each
--- with a key so that a resumed walk writes none twice, and one
--- "walk_session" per process { walk, cycles, seconds, steps, stopped }:
+-- with a key so that a resumed walk writes none twice, and "walk_session"
+-- records { walk, session, cycles, seconds, steps, stopped } after every
+-- step and at the end: what this process's session of the walk has cost
+-- so far (a session is one process; the last record of each counts), so
+-- that a session killed mid-walk still shows what it spent:
 --   walk_step = { walk (its id), step, from, to (sha256), source (src/...),
 --     producer, verdict, effect, explained, facts_before, facts_after }
 -- A walk resumes by running again on the same run folder (context resume):
@@ -145,6 +148,10 @@ function Walk:measure(result)
   local cur = { source = self.current.source, label = self.current.label, kernel = self.workload.kernel,
                 file = self.workload.dir .. "/" .. self.current.label }
   local c, f = gate.compare(self.ctx, result.candidate, cur, self.workload, { provenance = result.candidate.provenance })
+  if not c and f.verdict == "budget_exhausted" then
+    self.exhausted = true -- not measured: the resumed walk measures it
+    return { measured = false, why = f.message }
+  end
   if not c then
     result.effect = { measured = false, why = "the compare failed: " .. tostring(f) }
   else
@@ -212,7 +219,14 @@ local function take(walk, result)
                    label = c.version and c.label ~= walk.workload.lineage[c.version] and walk.workload.lineage[c.version] or c.label,
                    facts = after }
   walk.visited[c.sha256] = true
+  walk:session_record()
   walk:emit({ kind = "step", taken = step })
+end
+
+-- Unkeyed: a session's cost so far (the header says how they add up).
+function Walk:session_record(stopped)
+  self.ctx:record({ kind = "walk_session", walk = self.id, session = self.session, cycles = self.ctx.budget.used - self.used0,
+                    seconds = host.clock() - self.t0, steps = #self.steps, stopped = stopped })
 end
 
 function M.run(ctx, w, opts)
@@ -233,6 +247,8 @@ function M.run(ctx, w, opts)
   self.visited[self.current.sha256] = true
   self.id = runs.key({ workload = w.sha256, policy = policy.name, start = self.current.sha256, backend = ctx.backend })
   local t0, used0 = host.clock(), ctx.budget.used
+  self.t0, self.used0 = t0, used0
+  self.session = runs.key({ walk = self.id, pid = require("kl.proc").getpid(), t0 = t0, time = os.time() })
   local max_steps = opts.max_steps or M.MAX_STEPS
   local stopped
   while true do
@@ -251,10 +267,7 @@ function M.run(ctx, w, opts)
                     cycles = ctx.budget.used - used0, final = self.current.label, walk = self.id,
                     seconds = host.clock() - t0 }
   keyed(self, "walk_end", { to = self.current.sha256, stopped = stopped, steps = #self.steps })
-  -- One per process, unkeyed: what this session of the walk cost, so that
-  -- a walk resumed across several sessions can add them up.
-  ctx:record({ kind = "walk_session", walk = self.id, cycles = summary.cycles, seconds = summary.seconds, steps = #self.steps,
-               stopped = stopped })
+  self:session_record(stopped)
   self:emit({ kind = "end", summary = summary })
   return summary
 end

@@ -1,21 +1,39 @@
 -- greedy: judge every single undo (and hunk revert) of the current kernel,
 -- and follow the accepted one that slows it most, so the most valuable
 -- optimization comes off first. The ranking is by the gate's bench-size
--- median; the step taken is then timed against the current kernel by the
--- interleaved compare. Without timings (emu) it follows the first accepted
--- candidate in proposal order, and the effect says "not measured".
+-- median, which is not interleaved: candidates within its noise may cost
+-- nothing. So the slowest few are timed against the current kernel by the
+-- interleaved compare, slowest first, and the first whose optimization
+-- measurably paid is followed (the first of them when none did). Every
+-- judged candidate not followed is journaled as evidence. Without timings
+-- (emu) it follows the first accepted candidate, "not measured".
+local COMPARED = 3 -- compares per step at most
+
 return {
   name = "greedy",
-  about = "follow the accepted simplification with the largest slowdown",
+  about = "follow the accepted simplification with the largest measured slowdown",
   step = function(walk)
     local candidates = walk:propose({ "undo", "hunks" })
     if #candidates == 0 then return nil, "no transform has an undo site left" end
-    local best
-    for _, r in ipairs(walk:judge(candidates)) do
-      if r.accepted and (not best or (r.median_ms or 0) > (best.median_ms or 0)) then best = r end
+    local judged, accepted = walk:judge(candidates), {}
+    for i, r in ipairs(judged) do
+      r.order = i
+      if r.accepted then accepted[#accepted + 1] = r end
+    end
+    table.sort(accepted, function(a, b)
+      if (a.median_ms or 0) ~= (b.median_ms or 0) then return (a.median_ms or 0) > (b.median_ms or 0) end
+      return a.order < b.order
+    end)
+    local best = accepted[1]
+    for i = 1, math.min(COMPARED, #accepted) do
+      local e = walk:measure(accepted[i])
+      if not e.measured or e.outcome == "faster" then best = accepted[i] break end
+    end
+    if walk.exhausted then return nil, "budget_exhausted" end -- the resumed walk measures the rest
+    for _, r in ipairs(judged) do
+      if r ~= best then walk:evidence(r) end
     end
     if not best then return nil, "the gate refused every candidate" end
-    walk:measure(best)
     return best
   end,
 }
