@@ -120,8 +120,11 @@ local function want_fields(path, t, fields)
   for k in pairs(t) do
     if type(k) ~= "string" or fields[k] == nil then bad(key_path(path, k), "unknown field") end
   end
-  for k, required in pairs(fields) do
-    if required and t[k] == nil then bad(key_path(path, k), "missing") end
+  local names = {}
+  for k in pairs(fields) do names[#names + 1] = k end
+  table.sort(names) -- the first missing field named is the same every time
+  for _, k in ipairs(names) do
+    if fields[k] and t[k] == nil then bad(key_path(path, k), "missing") end
   end
   return t
 end
@@ -132,6 +135,9 @@ local function want_list(path, t)
   local n = #t
   for k in pairs(t) do
     if math.type(k) ~= "integer" or k < 1 or k > n then bad(key_path(path, k), "a list has only the keys 1..%d", n) end
+  end
+  for i = 1, n do
+    if t[i] == nil then bad(key_path(path, i), "a list has no holes") end
   end
   return n
 end
@@ -281,7 +287,8 @@ local function want_plain(path, v, depth)
 end
 
 local function check(t)
-  want_fields("record", t, M.FIELDS)
+  want_type("the record", t, "table")
+  want_fields("", t, M.FIELDS)
   if t.schema ~= 1 or math.type(t.schema) ~= "integer" then bad("schema", "must be 1, got %s", tostring(t.schema)) end
   want_string("id", t.id)
   if not t.id:match("^[a-z0-9_%-]+$") or #t.id > 128 then
