@@ -102,6 +102,39 @@ describe("serialize", function()
     end
   end)
 
+  it("round-trips random nested tables of random bytes and numbers (fixed seed)", function()
+    math.randomseed(20261202)
+    local function rand_string()
+      local b = {}
+      for i = 1, math.random(0, 12) do b[i] = string.char(math.random(0, 255)) end
+      return table.concat(b)
+    end
+    local function rand_scalar()
+      local k = math.random(1, 5)
+      if k == 1 then return math.random(math.mininteger, math.maxinteger) end
+      if k == 2 then return (math.random() - 0.5) * 10 ^ math.random(-300, 300) end
+      if k == 3 then return math.random(0, 1) == 1 end
+      if k == 4 then return math.random(-5, 5) + 0.0 end
+      return rand_string()
+    end
+    local function rand_table(depth)
+      local t = {}
+      for i = 1, math.random(0, 4) do t[i] = depth < 3 and math.random(1, 3) == 1 and rand_table(depth + 1) or rand_scalar() end
+      for _ = 1, math.random(0, 4) do
+        t[rand_string() .. "k"] = depth < 3 and math.random(1, 3) == 1 and rand_table(depth + 1) or rand_scalar()
+      end
+      return t
+    end
+    for _ = 1, 200 do
+      local t = rand_table(0)
+      local text = assert(serialize.record(t))
+      local back = assert(load(text, "=random", "t", {}))()
+      local ok, why = same(t, back)
+      if not ok then fail("round trip differs: %s\n%s", why, text) end
+      expect(serialize.record(back)):equals(text)
+    end
+  end)
+
   it("refuses functions, userdata, NaN, infinities, cycles, sparse lists and odd keys, naming where", function()
     local cyc = { a = {} }
     cyc.a.back = cyc

@@ -210,9 +210,10 @@ verbs:
                         (written to --out, default skills/ARCH)
 
 options:
-  --dir DIR        the repository folder (default skills/sm_90 of the home)
+  --dir DIR        the repository folder (default skills/ARCH of the home)
   --workload SPEC  (match) the workload, for sizes, launch and the entry name
-  --arch ARCH      (match) the architecture of the facts (default sm_90)
+  --arch ARCH      the repository's architecture (default sm_90), and for
+                   match the architecture the kernel's facts are computed at
   --out DIR        (merge, transfer) the folder written: it ends up holding
                    exactly the records written
   --to ARCH        (transfer) the target architecture
@@ -220,11 +221,14 @@ options:
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 1 })
     local verb = a.positional[1]
+    if a.arch and not (a.arch:match("^sm_%d%d$") or a.arch:match("^sm_%d%d%d$")) then
+      fail("--arch needs an architecture like sm_90, got '%s'", a.arch)
+    end
     local fn = VERBS[verb]
     if not fn then fail("unknown verb '%s' (one of %s)", require("klineage.files").display(verb), VERB_NAMES) end
     local max = ({ list = 1, show = 2, explain = 2, match = 2, transfer = 1 })[verb]
     if max and #a.positional > max then fail("unexpected argument '%s'", a.positional[max + 1]) end
-    local ok, code = pcall(fn, a, a.dir or default_dir())
+    local ok, code = pcall(fn, a, a.dir or default_dir(a.arch))
     if ok then return code end
     if getmetatable(code) == Unavailable then
       io.stderr:write(code.message, "\n")

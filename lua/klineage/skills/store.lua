@@ -7,8 +7,10 @@
 --       skill (too big, bytecode, not Lua, it raises or loops, its table
 --       fails record.validate, its id is not its name) is a problem of its
 --       own; the rest of the folder still loads.
---   store.save(dir, record) -> path | nil, failure (bad_input: an invalid
---       record; io_error: the folder cannot be made, the file not written)
+--   store.save(dir, record [, open]) -> path | nil, failure (bad_input: an
+--       invalid record; io_error: the folder cannot be made, the file not
+--       written). open(tmp) -> handle makes the temporary (files.write_atomic;
+--       tests pass one that fails halfway)
 --   store.write_all(dir, records) -> { written = paths, removed = paths }
 --       | nil, failure: every record saved, then each *.lua file whose id
 --       is not among them removed, so that a regenerated repository holds
