@@ -1,3 +1,6 @@
+-- klineage skills: the skill repository from the command line (list, show,
+-- explain, match; merge and transfer through klineage.skills.merge and
+-- .transfer when the build has them). Bad input exits 2 with one line.
 local args = require "klineage.args"
 
 local FLAGS = { dir = "string", json = "boolean", workload = "string", out = "string", to = "string", arch = "string" }
