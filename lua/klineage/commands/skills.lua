@@ -1,0 +1,242 @@
+-- klineage skills: the skill repository from the command line (list, show,
+-- explain, match; merge and transfer through klineage.skills.merge and
+-- .transfer when the build has them). Bad input exits 2 with one line.
+local args = require "klineage.args"
+
+local FLAGS = { dir = "string", json = "boolean", workload = "string", out = "string", to = "string", arch = "string" }
+
+local DEFAULT_ARCH = "sm_90"
+
+local function fail(fmt, ...) args.usage_error(fmt, ...) end
+
+local function default_dir(arch)
+  return (require("kl.host").home or ".") .. "/skills/" .. (arch or DEFAULT_ARCH)
+end
+
+local function json(v)
+  -- lua-cjson writes an empty table as {}: every list here is a list.
+  return (require("cjson").encode(v):gsub("\\/", "/"):gsub("^{}$", "[]"))
+end
+
+-- The repository's records; a folder that is not one, or a bad file in
+-- it, is bad input: a skill that cannot be read is never silently left out.
+local function load_repo(dir)
+  local store = require "klineage.skills.store"
+  local records, f = store.load(dir)
+  if not records then fail("%s", f.message) end
+  if #f > 0 then
+    local p = f[1]
+    fail("%d bad skill file%s in %s; the first: %s: %s", #f, #f == 1 and "" or "s", require("klineage.files").display(dir),
+      require("klineage.files").display(p.path), p.message)
+  end
+  return records
+end
+
+-- Edit distance, for "did you mean".
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a:byte(i) == b:byte(j) and 0 or 1))
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+local function find(records, id, dir)
+  for _, r in ipairs(records) do
+    if r.id == id then return r end
+  end
+  local near = {}
+  for _, r in ipairs(records) do near[#near + 1] = { id = r.id, d = distance(id, r.id) } end
+  table.sort(near, function(a, b) if a.d ~= b.d then return a.d < b.d end return a.id < b.id end)
+  local names = {}
+  for i = 1, math.min(3, #near) do names[i] = near[i].id end
+  local shown = require("klineage.files").display(id)
+  if #names == 0 then fail("no skill '%s' in %s (it holds none)", shown, require("klineage.files").display(dir)) end
+  fail("no skill '%s' in %s; the nearest: %s", shown, require("klineage.files").display(dir), table.concat(names, ", "))
+end
+
+local function median_text(r)
+  local s = r.effect and r.effect.speedup
+  return s and string.format("%.2fx", s.median) or "-"
+end
+
+local function list(a, dir)
+  local records = load_repo(dir)
+  if a.json then
+    local out = {}
+    for i, r in ipairs(records) do
+      local s = r.effect and r.effect.speedup
+      out[i] = { id = r.id, status = r.status, confidence = r.confidence.level, preconditions = #r.preconditions,
+                 guards = #r.guards, median_speedup = s and s.median or nil, intent = r.intent }
+    end
+    io.stdout:write(json(out), "\n")
+    return 0
+  end
+  for _, r in ipairs(records) do
+    io.stdout:write(string.format("%-28s %-11s %-9s %2d pre %2d guards %7s  %s\n", r.id, r.status, r.confidence.level,
+      #r.preconditions, #r.guards, median_text(r), r.intent))
+  end
+  io.stderr:write(string.format("%d skill%s in %s\n", #records, #records == 1 and "" or "s", require("klineage.files").display(dir)))
+  return 0
+end
+
+local function show(a, dir)
+  if not a.positional[2] then fail("klineage skills show needs a skill ID") end
+  local r = find(load_repo(dir), a.positional[2], dir)
+  io.stdout:write(assert(require("klineage.skills.serialize").record(r)))
+  return 0
+end
+
+local function explain(a, dir)
+  if not a.positional[2] then fail("klineage skills explain needs a skill ID") end
+  local r = find(load_repo(dir), a.positional[2], dir)
+  io.stdout:write(require("klineage.skills.explain").skill(r), "\n")
+  return 0
+end
+
+local function match(a, dir)
+  local path = a.positional[2]
+  if not path then fail("klineage skills match needs a KERNEL.cu") end
+  local records = load_repo(dir)
+  local text, rerr = require("klineage.files").read_text(path)
+  if not text then fail("%s", rerr.message) end
+  local w = a.workload and require("klineage.cli").load_workload(a.workload) or nil
+  local rows, f = require("klineage.skills.match").kernel(records, text, { workload = w, arch = a.arch })
+  if not rows then fail("%s", (tostring(f.message):gsub("\n.*", ""))) end
+  local describe = require "klineage.skills.describe"
+  if a.json then
+    local out = {}
+    for i, row in ipairs(rows) do
+      local unknown = {}
+      for j, c in ipairs(row.unknown) do unknown[j] = { fact = c[1], op = c[2], value = c[3], text = describe.condition(c) } end
+      local b = row.blocked_by
+      out[i] = { skill = row.skill, site = row.site, line = row.line, transform = row.transform, status = row.status,
+                 blocked_by = b and { kind = b.kind, text = b.text, fact = b.condition and b.condition[1] } or nil,
+                 unknown = unknown }
+    end
+    io.stdout:write((json(out):gsub('"unknown":{}', '"unknown":[]')), "\n")
+    return 0
+  end
+  local candidates = 0
+  for _, row in ipairs(rows) do
+    if row.status == "candidate" then candidates = candidates + 1 end
+    local line = string.format("%-5s %-28s %-20s %-9s", tostring(row.line or "-"), row.skill, tostring(row.site or "-"), row.status)
+    if row.blocked_by then line = line .. " " .. row.blocked_by.text end
+    io.stdout:write(line, "\n")
+    for _, c in ipairs(row.unknown) do
+      if c ~= (row.blocked_by and row.blocked_by.condition) then
+        io.stdout:write(string.format("      unknown: %s (fact %s could not be computed)\n", describe.condition(c), c[1]))
+      end
+    end
+  end
+  io.stderr:write(string.format("%d rows, %d candidates, from %d skills\n", #rows, candidates, #records))
+  return 0
+end
+
+-- The other part of the skills work (merge, transfer) may be absent from
+-- this build; say so (exit 2) rather than raise.
+local Unavailable = {}
+local function optional(name, verb)
+  local ok, mod = pcall(require, "klineage.skills." .. name)
+  if ok then return mod end
+  if tostring(mod):find("module 'klineage.skills." .. name .. "' not found", 1, true) then
+    error(setmetatable({ message = "klineage skills " .. verb .. ": not available in this build" }, Unavailable), 0)
+  end
+  error(mod, 0)
+end
+
+local function write_out(out, records, what)
+  local store = require "klineage.skills.store"
+  local done, f = store.write_all(out, records)
+  if not done then
+    io.stderr:write("klineage skills ", what, ": ", tostring(f), "\n")
+    return f.verdict == "bad_input" and 2 or 1
+  end
+  io.stderr:write(string.format("%d skills written to %s, %d stale files removed\n", #done.written,
+    require("klineage.files").display(out), #done.removed))
+  return 0
+end
+
+local function merge(a)
+  local dirs = table.move(a.positional, 2, #a.positional, 1, {})
+  if #dirs == 0 then fail("klineage skills merge needs at least one DIR") end
+  if not a.out then fail("klineage skills merge needs --out DIR") end
+  for _, d in ipairs(dirs) do load_repo(d) end -- a bad folder is said here, with its file
+  local m = optional("merge", "merge")
+  local records, f = m.repositories(dirs)
+  if not records then fail("%s", tostring(f.message)) end
+  return write_out(a.out, records, "merge")
+end
+
+local function transfer(a, dir)
+  if not a.to then fail("klineage skills transfer needs --to ARCH (sm_80, ...)") end
+  if not (a.to:match("^sm_%d%d$") or a.to:match("^sm_%d%d%d$")) then fail("--to needs an architecture like sm_80, got '%s'", a.to) end
+  local records = load_repo(dir)
+  local t = optional("transfer", "transfer")
+  local out_records, changes = t.repository(records, a.to)
+  if not out_records then fail("%s", tostring(changes.message)) end
+  return write_out(a.out or default_dir(a.to), out_records, "transfer")
+end
+
+local VERBS = { list = list, show = show, explain = explain, match = match, merge = merge, transfer = transfer }
+local VERB_NAMES = "list, show, explain, match, merge, transfer"
+
+return {
+  flags = FLAGS,
+  summary = "the skill repository: list, show, explain, match a kernel, merge, transfer",
+  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|merge DIR... --out DIR|transfer --to ARCH "
+    .. "[--dir DIR] [--workload SPEC] [--arch ARCH] [--json]",
+  help = [[
+The skill repository is a folder of skill records, skills/<arch>/<id>.lua
+(default: skills/sm_90 of the klineage home), each a plain Lua table
+written by a deterministic serializer. Files are read as data: a file that
+is not a valid record makes the command fail and names it.
+
+verbs:
+  list                  one line per skill: id, status, confidence, the
+                        numbers of preconditions and guards, the median
+                        speedup and the intent
+  show ID               the record as the serializer writes it
+  explain ID            the record in plain English, with its evidence
+  match KERNEL.cu       every skill whose pattern (a transform's apply site,
+                        or a template pattern) is in the kernel: candidate,
+                        or blocked with the precondition or guard that
+                        blocks it in words; conditions over facts that
+                        could not be computed are listed as unknown
+  merge DIR... --out D  one repository from several
+  transfer --to ARCH    the repository's skills carried to another arch
+                        (written to --out, default skills/ARCH)
+
+options:
+  --dir DIR        the repository folder (default skills/ARCH of the home)
+  --workload SPEC  (match) the workload, for sizes, launch and the entry name
+  --arch ARCH      the repository's architecture (default sm_90), and for
+                   match the architecture the kernel's facts are computed at
+  --out DIR        (merge, transfer) the folder written: it ends up holding
+                   exactly the records written
+  --to ARCH        (transfer) the target architecture
+  --json           (list, match) JSON]],
+  run = function(argv)
+    local a = args.parse(argv, { flags = FLAGS, min = 1 })
+    local verb = a.positional[1]
+    if a.arch and not (a.arch:match("^sm_%d%d$") or a.arch:match("^sm_%d%d%d$")) then
+      fail("--arch needs an architecture like sm_90, got '%s'", a.arch)
+    end
+    local fn = VERBS[verb]
+    if not fn then fail("unknown verb '%s' (one of %s)", require("klineage.files").display(verb), VERB_NAMES) end
+    local max = ({ list = 1, show = 2, explain = 2, match = 2, transfer = 1 })[verb]
+    if max and #a.positional > max then fail("unexpected argument '%s'", a.positional[max + 1]) end
+    local ok, code = pcall(fn, a, a.dir or default_dir(a.arch))
+    if ok then return code end
+    if getmetatable(code) == Unavailable then
+      io.stderr:write(code.message, "\n")
+      return 2
+    end
+    error(code, 0)
+  end,
+}

@@ -1,0 +1,164 @@
+-- The skill repository on disk: a folder skills/<arch>/ of record files
+-- <id>.lua (klineage.skills.record; text by klineage.skills.serialize).
+--
+--   store.load(dir) -> { record... } sorted by id, { problem... }
+--                    | nil, failure (bad_input: no such folder, not a folder)
+--       problem = { path = file, message = one line }: a file that is not a
+--       skill (too big, bytecode, not Lua, it raises or loops, its table
+--       fails record.validate, its id is not its name) is a problem of its
+--       own; the rest of the folder still loads.
+--   store.save(dir, record [, open]) -> path | nil, failure (bad_input: an
+--       invalid record; io_error: the folder cannot be made, the file not
+--       written). open(tmp) -> handle makes the temporary (files.write_atomic;
+--       tests pass one that fails halfway)
+--   store.write_all(dir, records) -> { written = paths, removed = paths }
+--       | nil, failure: every record saved, then each *.lua file whose id
+--       is not among them removed, so that a regenerated repository holds
+--       exactly the records given. Nothing is removed when a save failed.
+--   store.path(dir, id) -> dir/<id>.lua
+--   store.MAX_BYTES, store.LIMITS
+--
+-- Skill files may come from strangers, so a file is loaded as data, never
+-- run as code with our powers: text only (load mode "t": a precompiled
+-- chunk is refused), an empty environment (no os, io, require), and the
+-- spec sandbox's budget of instructions and memory (a loop or a string
+-- doubled forty times is stopped, not waited for). What it returns is
+-- copied as plain tables, then validated.
+--
+-- A save is atomic: the text goes to a temporary file in the same folder
+-- (files.write_atomic: the pid in its name), flushed and closed, then
+-- renamed over <id>.lua, so a crash leaves the old record or the new one.
+local files = require "klineage.files"
+local record = require "klineage.skills.record"
+local sandbox = require "klineage.spec_sandbox"
+local serialize = require "klineage.skills.serialize"
+local verdicts = require "klineage.verdicts"
+
+local M = {}
+
+M.MAX_BYTES = 4 * 1024 * 1024
+M.LIMITS = { instructions = 10 * 1000 * 1000, memory = 256 * 1024 * 1024 }
+
+local function join(dir, name)
+  if dir:sub(-1) == "/" then return dir .. name end
+  return dir .. "/" .. name
+end
+
+function M.path(dir, id) return join(dir, id .. ".lua") end
+
+-- The record file at path, or nil, message.
+local function load_file(path)
+  local text, rf = files.read_file(path, M.MAX_BYTES)
+  if not text then return nil, rf.message end
+  if text:sub(1, 1) == "\27" then return nil, "a precompiled Lua chunk, not a skill record (records are text)" end
+  local sb = sandbox.new()
+  local ok, chunk, err = sb:call(M.LIMITS, load, text, "=" .. files.display(path), "t", {})
+  if not ok then return nil, chunk end
+  if not chunk then return nil, (tostring(err):gsub("\n.*", "")) end
+  local ran, value, kind = sb:call(M.LIMITS, chunk)
+  if not ran then
+    if kind == "error" then return nil, "raised: " .. (tostring(value):gsub("\n.*", "")) end
+    return nil, value
+  end
+  if type(value) ~= "table" then return nil, "returns a " .. type(value) .. ", not a skill record table" end
+  local plain, perr = sandbox.plain(value, "the record")
+  if not plain then return nil, perr end
+  local r, vf = record.validate(plain)
+  if not r then return nil, vf.message end
+  local stem = path:match("([^/]*)%.lua$")
+  if r.id ~= stem then return nil, string.format("its id is '%s', but the file is named '%s.lua'", r.id, stem) end
+  return r
+end
+
+local function folder_names(dir)
+  local fs = require "kl.fs"
+  local st, serr = fs.stat(dir)
+  if not st then
+    return nil, verdicts.failure("bad_input", string.format("no skill repository at '%s': %s", files.display(dir), serr))
+  end
+  if st.type ~= "directory" then
+    return nil, verdicts.failure("bad_input", string.format("'%s' is a %s, not a skill repository folder", files.display(dir), st.type))
+  end
+  local names, lerr = fs.list(dir)
+  if not names then return nil, verdicts.failure("bad_input", string.format("cannot list '%s': %s", files.display(dir), lerr)) end
+  local out = {}
+  for _, name in ipairs(names) do
+    if name:match("%.lua$") and name:sub(1, 1) ~= "." then out[#out + 1] = name end
+  end
+  return out
+end
+
+function M.load(dir)
+  if type(dir) ~= "string" then error("store.load: a folder path expected", 2) end
+  local names, f = folder_names(dir)
+  if not names then return nil, f end
+  local records, problems = {}, {}
+  for _, name in ipairs(names) do
+    local path = join(dir, name)
+    local r, why = load_file(path)
+    if r then records[#records + 1] = r else problems[#problems + 1] = { path = path, message = why } end
+  end
+  table.sort(records, function(a, b) return a.id < b.id end)
+  return records, problems
+end
+
+local function ensure_folder(dir)
+  local fs = require "kl.fs"
+  local st = fs.stat(dir)
+  if st and st.type == "directory" then return true end
+  if st then
+    return nil, verdicts.failure("io_error", string.format("'%s' is a %s, not a folder", files.display(dir), st.type))
+  end
+  local ok, err = require("kl.proc").mkdir_p(dir)
+  if not ok then return nil, verdicts.failure("io_error", string.format("cannot make '%s': %s", files.display(dir), tostring(err))) end
+  return true
+end
+
+function M.save(dir, r, open)
+  if type(dir) ~= "string" then error("store.save: a folder path expected", 2) end
+  local ok, vf = record.validate(r)
+  if not ok then return nil, vf end
+  local text, sf = serialize.record(r)
+  if not text then return nil, sf end
+  local made, mf = ensure_folder(dir)
+  if not made then return nil, mf end
+  local path = M.path(dir, r.id)
+  local wrote, wf = files.write_atomic(path, text, open)
+  if not wrote then
+    return nil, verdicts.failure("io_error", string.format("cannot save the skill %s to '%s': %s", r.id, files.display(path),
+      wf.message))
+  end
+  return path
+end
+
+function M.write_all(dir, records)
+  if type(dir) ~= "string" or type(records) ~= "table" then error("store.write_all: a folder and a list of records expected", 2) end
+  local keep, written = {}, {}
+  for i, r in ipairs(records) do
+    local ok, vf = record.validate(r)
+    if not ok then return nil, verdicts.failure("bad_input", string.format("record %d: %s", i, vf.message)) end
+    if keep[r.id] then return nil, verdicts.failure("bad_input", "two records have the id " .. r.id) end
+    keep[r.id] = true
+  end
+  local made, mf = ensure_folder(dir)
+  if not made then return nil, mf end
+  for _, r in ipairs(records) do
+    local path, f = M.save(dir, r)
+    if not path then return nil, f end
+    written[#written + 1] = path
+  end
+  local names, lf = folder_names(dir)
+  if not names then return nil, lf end
+  local removed = {}
+  for _, name in ipairs(names) do
+    if not keep[name:sub(1, -5)] then
+      local path = join(dir, name)
+      local ok, err = os.remove(path)
+      if not ok then return nil, verdicts.failure("io_error", string.format("cannot remove the stale '%s': %s", files.display(path), err)) end
+      removed[#removed + 1] = path
+    end
+  end
+  return { written = written, removed = removed }
+end
+
+return M
