@@ -101,8 +101,12 @@ end
 
 function Walk:propose(names) return proposers.propose(self, names) end
 
+-- Resources from the gate's compile of the kernel when it was judged (the
+-- first kernel, never judged, has none: absent, not guessed).
 local function facts_of(walk, text, record)
-  local f = facts.of(text, walk.workload.kernel, { workload = walk.workload, arch = walk.ctx.arch, compile = false, record = record })
+  local stage = record and record.stages and record.stages.compile
+  local compile = stage and stage.functions and { functions = stage.functions, arch = walk.ctx.arch } or false
+  local f = facts.of(text, walk.workload.kernel, { workload = walk.workload, arch = walk.ctx.arch, compile = compile, record = record })
   if not f then return nil end
   local out = {}
   for name, v in pairs(f.values) do out[name] = v end

@@ -1,0 +1,216 @@
+-- Observations from walk journals: every judged simplification, inverted.
+-- A walk step (or a judged candidate the walk did not follow, its
+-- "walk_evidence") simplifies kernel F into T; the optimization is T -> F,
+-- applied to T. Its observation (the shape is at the top of
+-- skills/learn.lua) has T's facts as `facts`, F's as `facts_after`, and the
+-- step's compare as its effect: F faster than T beyond noise is "helped".
+--
+--   extract.folder(dir [, opts]) -> observations, problems
+--   extract.folders(dirs [, opts]) -> observations, problems
+--     opts = { arch = "sm_90" }
+--     observations are deduplicated (one per skill, F and T: greedy and
+--     breadth judge the same undo at the same kernel) and sorted by
+--     evidence run, then key; problems = { { path, message } }
+--
+-- What names the skill: a transform's undo is that transform; a recorded
+-- step the transforms explain is each transform of the chain; a recorded
+-- step nothing explains, and a single hunk of one, are templates, named
+-- after the lineage and the version they optimize into, with the step's
+-- hunks as the template's text.
+--
+-- Facts are computed again from the stored sources, not read from the
+-- walk's records: resources (registers, spills, shared memory, occupancy)
+-- come from the gate's compile stage of the kernel's own evaluation in
+-- the journal, or from NVRTC here when the journal has none (the walk's
+-- first kernel), and profile facts from that evaluation.
+local facts = require "klineage.facts"
+local files = require "klineage.files"
+local journal = require "klineage.journal"
+local stepdiff = require "klineage.stepdiff"
+local workload = require "klineage.workload"
+local hash = require "kl.hash"
+
+local M = {}
+
+local TEMPLATE_MAX = 6000 -- bytes of hunk text kept per side
+
+local function outcome_of(verdict, effect)
+  if verdict ~= "ok" then return "rejected" end
+  if not effect or not effect.measured then return nil end
+  if effect.outcome == "faster" then return "helped" end
+  if effect.outcome == "slower" then return "hurt" end
+  return "no_difference"
+end
+
+local function stem(label) return (tostring(label):gsub("%.cu$", ""):gsub("[^%w_-]", "_")) end
+
+-- The run's pieces: workload, sources and evaluations by sha256, labels.
+local function open_run(dir)
+  local records, rf = journal.read(dir .. "/journal.jsonl")
+  if not records then return nil, rf.message end
+  local run = { dir = dir, records = records, evaluations = {}, labels = {}, texts = {} }
+  for _, r in ipairs(records) do
+    if r.kind == "run" and r.specs and r.specs[1] then
+      run.name, run.id, run.arch, run.backend = r.specs[1].name, r.run, r.arch, r.backend
+    end
+    if r.kind == "evaluation" and r.candidate and r.candidate.sha256 then run.evaluations[r.candidate.sha256] = r end
+    if r.kind == "walk_step" and r.labels then
+      run.labels[r.from] = run.labels[r.from] or r.labels.from
+      run.labels[r.to] = run.labels[r.to] or r.labels.to
+    end
+  end
+  if not run.name then return nil, "no run record naming its workload" end
+  local w, wf = workload.load(run.name)
+  if not w then return nil, wf.message end
+  run.w = w
+  for _, file in ipairs(w.lineage) do
+    local text = files.read_text(w.dir .. "/" .. file)
+    if text then
+      local sha = hash.sha256(text)
+      run.texts[sha], run.labels[sha] = text, run.labels[sha] or file
+    end
+  end
+  return run
+end
+
+local function text_of(run, sha)
+  if run.texts[sha] == nil then
+    run.texts[sha] = files.read_text(run.dir .. "/src/" .. sha .. ".cu") or false
+  end
+  return run.texts[sha] or nil
+end
+
+local function facts_of(run, sha, arch)
+  run.facts = run.facts or {}
+  if run.facts[sha] ~= nil then return run.facts[sha] or nil end
+  local text, values = text_of(run, sha), false
+  if text then
+    local ev = run.evaluations[sha]
+    local compile = ev and ev.stages and ev.stages.compile
+    local res = compile and compile.functions and { functions = compile.functions, arch = ev.arch or arch } or nil
+    local f = facts.of(text, run.w.kernel, { workload = run.w, arch = arch, compile = res, record = ev })
+    if f then
+      -- JSON gave the record's numbers as floats: an integral one is the
+      -- integer NVRTC would have given, whichever source a fact came from.
+      values = {}
+      for k, v in pairs(f.values) do values[k] = math.type(v) == "float" and math.tointeger(v) or v end
+    end
+  end
+  run.facts[sha] = values
+  return values or nil
+end
+
+-- The step's hunks (T to F) as a template's two sides.
+local function template_of(run, t_sha, f_sha)
+  local t, f = text_of(run, t_sha), text_of(run, f_sha)
+  if not t or not f then return nil end
+  local before, after = {}, {}
+  for _, h in ipairs(stepdiff.diff(t, f)) do
+    if not h.trivia then
+      before[#before + 1] = h.old.text or ""
+      after[#after + 1] = h.new.text or ""
+    end
+  end
+  local function cap(parts) return table.concat(parts, "\n/* ... */\n"):sub(1, TEMPLATE_MAX) end
+  return { before = cap(before), after = cap(after) }
+end
+
+-- A simplified kernel the lineage does not name, by what made it.
+local function label_of(p)
+  p = p or {}
+  if p.kind == "hunk" then return string.format("%s, %s reverted", tostring(p.name), tostring(p.edit)) end
+  return string.format("undo %s %s", tostring(p.name), tostring(p.edit or ""))
+end
+
+-- The skills one judged simplification is evidence for.
+local function skills_of(run, r)
+  local p = r.producer or {}
+  local lineage = run.name
+  if p.kind == "transform" then
+    return { { skill = p.name, transform = p.name, site = p.edit, params = p.params } }
+  end
+  local into = stem(run.labels[r.from] or r.from:sub(1, 12))
+  if p.kind == "hunk" then
+    -- A lone hunk that breaks the kernel says nothing of the optimization.
+    if (r.verdict or "ok") ~= "ok" then return {} end
+    local n = tostring(p.edit or ""):match("^hunk (%d+)") or "x"
+    return { { skill = string.format("template-%s-%s-hunk%s", lineage, into, n), template = true } }
+  end
+  local x = r.explained
+  if x and x.explained and x.chain then
+    local out, seen = {}, {}
+    for _, c in ipairs(x.chain) do
+      if not seen[c.transform] then
+        seen[c.transform] = true
+        out[#out + 1] = { skill = c.transform, transform = c.transform, site = c.key, params = c.params }
+      end
+    end
+    return out
+  end
+  return { { skill = string.format("template-%s-%s", lineage, into), template = true } }
+end
+
+function M.folder(dir, opts)
+  opts = opts or {}
+  local run, err = open_run(dir)
+  if not run then return {}, { { path = dir, message = err } } end
+  local arch = opts.arch or run.arch or "sm_90"
+  local out, problems = {}, {}
+  for _, r in ipairs(run.records) do
+    if (r.kind == "walk_step" or r.kind == "walk_evidence") and r.from and r.to then
+      local before, after = facts_of(run, r.to, arch), facts_of(run, r.from, arch)
+      if not before or not after then
+        problems[#problems + 1] = { path = dir, message = string.format("%s %s: the kernels' facts could not be computed", r.kind, tostring(r.key)) }
+      else
+        local effect = r.effect or {}
+        for _, s in ipairs(skills_of(run, r)) do
+          out[#out + 1] = {
+            skill = s.skill, transform = s.transform, params = s.params, site = s.site,
+            lineage = run.name, from = run.labels[r.to] or label_of(r.producer),
+            to = run.labels[r.from] or r.from:sub(1, 12),
+            outcome = outcome_of(r.verdict or "ok", effect), verdict = r.verdict or "ok",
+            speedup = effect.measured and effect.speedup or nil, ci = effect.measured and effect.ci or nil,
+            measured = effect.measured == true,
+            facts = before, facts_after = after,
+            template = s.template and template_of(run, r.to, r.from) or nil,
+            -- from: the kernel the optimization starts at; candidate: what it gives
+            evidence = { run = run.id, key = r.key, from = r.to, candidate = r.from, kind = r.kind },
+            backend = run.backend, arch = arch,
+          }
+        end
+      end
+    end
+  end
+  return out, problems
+end
+
+local function by_evidence(a, b)
+  if a.evidence.run ~= b.evidence.run then return a.evidence.run < b.evidence.run end
+  if a.evidence.key ~= b.evidence.key then return a.evidence.key < b.evidence.key end
+  return a.skill < b.skill
+end
+
+function M.folders(dirs, opts)
+  local all, problems = {}, {}
+  for _, dir in ipairs(dirs) do
+    local obs, p = M.folder(dir, opts)
+    for _, o in ipairs(obs) do all[#all + 1] = o end
+    for _, x in ipairs(p) do problems[#problems + 1] = x end
+  end
+  table.sort(all, by_evidence)
+  -- One observation per (skill, T, F): the measured one first.
+  local kept, index = {}, {}
+  for _, o in ipairs(all) do
+    local id = table.concat({ o.skill, o.evidence.from, o.evidence.candidate }, "|")
+    local at = index[id]
+    if not at then
+      kept[#kept + 1] = o
+      index[id] = #kept
+    elseif o.measured and not kept[at].measured then
+      kept[at] = o
+    end
+  end
+  return kept, problems
+end
+
+return M
