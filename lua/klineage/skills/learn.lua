@@ -17,6 +17,20 @@
 --   Misuse (no observation, an observation without evidence.run/key or
 --   outcome) raises: observations come from our own extraction.
 --
+-- An observation (one judged application of the skill; the schema note
+-- has it in full, klineage.skills.extract makes them):
+--   { skill, transform | nil, params | nil, lineage, from, to, site,
+--     outcome = helped | no_difference | hurt | wrong | rejected | nil
+--       (nil: judged but not timed), verdict, speedup, ci, measured,
+--     facts, facts_after (flat, the vocabulary's names), evidence = { run,
+--     key [, candidate, kind = "walk_step" | "walk_evidence" | "probe"] },
+--     backend, arch, [template = { before, after }], [example = { before,
+--     after }], [pattern = "<pattern text>"], [intent = sentence] }
+--   learn uses skill, outcome, measured, speedup, facts, facts_after,
+--   evidence, lineage/from/to/verdict (in the English), transform/params/
+--   template/pattern/example/intent (materialize, pattern, example); it
+--   keeps the rest as it was given.
+--
 -- The record has every field of the schema note, and two more:
 --   observations = { observation... }   the inputs, sorted by evidence run,
 --       key, candidate, with facts and facts_after cut to learn.keep_facts;

@@ -10,7 +10,9 @@
 --     (the same judgement seen by two repositories counts once; of two
 --     different observations under one evidence, the one whose canonical
 --     text sorts first is kept, so the choice does not depend on order).
---     The same lists in any order give the same records.
+--     The same lists in any order give the same records. Records that
+--     were all transferred from one arch stay "transferred", their change
+--     lines pooled (sorted); otherwise the result is "learned".
 --     bad_input: the records are of different archs (transfer one first),
 --     or a record has no observations to learn from and another record
 --     has its id (a lone one is kept as it is).
@@ -77,7 +79,21 @@ function M.records(lists, opts)
       table.sort(order)
       local observations = {}
       for i, k in ipairs(order) do observations[i] = pool[k].obs end
-      out[#out + 1] = learn.skill(id, observations, { arch = arch, intents = opts.intents })
+      local r = learn.skill(id, observations, { arch = arch, intents = opts.intents })
+      -- Records all moved from one arch stay transferred, with every line of change.
+      local from = group[1].transferred_from
+      for _, g in ipairs(group) do if g.status ~= "transferred" or g.transferred_from ~= from then from = nil end end
+      if from then
+        local lines, seen = {}, {}
+        for _, g in ipairs(group) do
+          for _, l in ipairs(g.changes or {}) do
+            if type(l) == "string" and not seen[l] then seen[l] = true lines[#lines + 1] = l end
+          end
+        end
+        table.sort(lines)
+        r.status, r.transferred_from, r.changes = "transferred", from, lines
+      end
+      out[#out + 1] = r
     end
   end
   return out

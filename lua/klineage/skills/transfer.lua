@@ -109,8 +109,8 @@ local function transfer_one(r, target)
       lines[#lines + 1] = step_name(o) .. ": occupancy after the change " .. was_a .. " -> " .. now_a
     end
   end
-  local t = learn.skill(r.id, moved, { arch = target, intents = { [r.materialize and r.materialize.transform or ""] = r.intent } })
-  t.intent = r.intent
+  local t = learn.skill(r.id, moved, { arch = target })
+  t.intent = r.intent -- the record's own, which may have been written by hand
   local changes = {}
   condition_changes("precondition", r.preconditions or {}, t.preconditions, changes)
   condition_changes("guard", r.guards or {}, t.guards, changes)
