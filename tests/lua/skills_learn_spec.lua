@@ -64,10 +64,12 @@ end
 -- sgemm v3_blocktile_1d -> v4_blocktile_2d (register_blocking) at the bench
 -- sizes: lost at 1024^3, paid at 4096^3 (H200 numbers of that order).
 local function blocktiling()
-  local before = { registers = 40, smem_per_block = 8192, smem_static = 8192, occupancy = 1.0,
-                   ["occupancy.limited_by"] = "warps", ["launch.threads"] = 512, spill_stores = 0,
+  -- occupancy as kl.occupancy has it on sm_90: 40 registers x 512 threads
+  -- fit 3 blocks (75 %), 90 x 256 fit 2 (25 %)
+  local before = { registers = 40, smem_per_block = 8192, smem_static = 8192, occupancy = 0.75,
+                   ["occupancy.limited_by"] = "registers", ["launch.threads"] = 512, spill_stores = 0,
                    ["access.A.coalesced"] = false, ["define.TM"] = 8 }
-  local after = { registers = 90, smem_per_block = 16384, smem_static = 16384, occupancy = 0.5,
+  local after = { registers = 90, smem_per_block = 16384, smem_static = 16384, occupancy = 0.25,
                   ["occupancy.limited_by"] = "registers", ["launch.threads"] = 256, spill_stores = 0,
                   ["access.A.coalesced"] = false, ["define.TM"] = 8 }
   local function at(n, blocks) return merged(sizes({ M = n, N = n, K = n }), before, { ["launch.blocks"] = blocks }) end
@@ -377,6 +379,19 @@ describe("skills.transfer", function()
     expect(#m[1].observations):equals(3)
     expect(m[1].preconditions[1][3]):equals(0.375)
     expect(learn.canonical(m)):equals(learn.canonical(assert(merge.records({ a, b }))))
+  end)
+
+  it("says when nothing moved, and refuses a record with nothing to learn from", function()
+    local rs = learn.repository(blocktiling())
+    local moved, changes = assert(transfer.repository(rs, "sm_90"))
+    expect(changes[1].lines[1]):equals("no condition and no occupancy changed")
+    expect(moved[1].guards[1][3]):equals(2560)
+    expect(moved[1].observations[1].facts.occupancy):equals(0.75)
+    expect(moved[1].observations[1].facts_after.occupancy):equals(0.25)
+    rs[1].observations = nil
+    local got, err = transfer.repository(rs, "sm_80")
+    expect(got):is_nil()
+    expect(err.verdict):equals("bad_input")
   end)
 
   it("refuses an arch kl.occupancy does not know", function()
