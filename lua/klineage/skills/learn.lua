@@ -81,7 +81,9 @@
 -- where it does); ties go to the condition that explains more failures,
 -- is known in more helped observations, has the higher family priority,
 -- and for a threshold sits nearer the helped values. Failures explained by
--- the same condition share one guard.
+-- the same condition share one guard. Conditions of the same family that
+-- split the observations exactly alike are named in the why ("K < 2560
+-- (M < 2560, N < 2560 alike)"): the data cannot tell them apart.
 --   support = { helped = helped observations it lets through (it does not
 --               hold there), not_helped = failures it blocks }
 --   evidence = the refs of both;  source = "probe" when every failure it
@@ -518,6 +520,30 @@ local function best_guard(f, failures, helped, all_candidates)
   return best
 end
 
+-- Conditions of c's family on other facts that hold and fail on exactly
+-- the same observations (sgemm's M, N and K at square sizes): the why
+-- names them, since the data cannot tell them apart.
+local function alike(c, cands, rows, correctness)
+  local function pattern(x)
+    local t = {}
+    for i, r in ipairs(rows) do
+      local h = describe.holds(x, r.values)
+      t[i] = h == nil and "?" or (h and "1" or "0")
+    end
+    return table.concat(t)
+  end
+  local want, family = pattern(c), priority(c[1], correctness)
+  local out, seen = {}, { [c[1]] = true }
+  for _, x in ipairs(cands) do
+    if not seen[x[1]] and priority(x[1], correctness) == family and x[2] == c[2] and pattern(x) == want then
+      seen[x[1]] = true
+      out[#out + 1] = x
+    end
+  end
+  table.sort(out, tie_less)
+  return out
+end
+
 local function learn_guards(helped, failures, all)
   local guards, unexplained = {}, {}
   if #failures == 0 then return guards, unexplained end
@@ -553,7 +579,11 @@ local function learn_guards(helped, failures, all)
     end
     local more = #entry.explained - M.SAID_FAILURES
     if more > 0 then happened[#happened + 1] = string.format("and %d more like %s", more, more == 1 and "it" or "them") end
-    local why = table.concat(happened, "; ") .. ": " .. describe.condition(c) .. ", " .. where_it_paid(c, g.passed)
+    local same = alike(c, cands, all, entry.explained[1].obs.outcome ~= "hurt")
+    local said = {}
+    for i = 1, math.min(#same, 3) do said[i] = describe.condition(same[i]) end
+    local also = #said > 0 and (" (" .. table.concat(said, ", ") .. " alike)") or ""
+    local why = table.concat(happened, "; ") .. ": " .. describe.condition(c) .. also .. ", " .. where_it_paid(c, g.passed)
     if #g.violations > 0 then
       why = why .. string.format(" (though it also holds where it helped %d time%s)", #g.violations,
         #g.violations == 1 and "" or "s")
