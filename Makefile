@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps build run test test-asan test-fuzz test-gpu clean
+.PHONY: deps build run test test-asan test-fuzz test-gpu skills clean
 
 deps:
 	scripts/install-deps.sh
@@ -23,6 +23,14 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
+
+# The shipped skill repository (skills/sm_90), learned again from the H200
+# walk journals in reports/walks/: the same journals give the same bytes
+# (tests/lua/skills_shipped_spec.lua checks it).
+WALKS ?= reports/walks/h200-2026-12-02b.tar.gz
+skills: build
+	rm -rf $(BUILD)/walks && mkdir -p $(BUILD)/walks && tar xzf $(WALKS) -C $(BUILD)/walks
+	$(BUILD)/bin/klineage skills learn $(BUILD)/walks/h200-2026-12-02/walk-* --out skills/sm_90
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 # NVRTC keeps allocations alive until exit, so leak checking is off. The

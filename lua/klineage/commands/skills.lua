@@ -1,6 +1,5 @@
 -- klineage skills: the skill repository from the command line (list, show,
--- explain, match; merge and transfer through klineage.skills.merge and
--- .transfer when the build has them). Bad input exits 2 with one line.
+-- explain, match, learn, merge, transfer). Bad input exits 2 with one line.
 local args = require "klineage.args"
 
 local FLAGS = { dir = "string", json = "boolean", workload = "string", out = "string", to = "string", arch = "string" }
@@ -138,18 +137,6 @@ local function match(a, dir)
   return 0
 end
 
--- The other part of the skills work (merge, transfer) may be absent from
--- this build; say so (exit 2) rather than raise.
-local Unavailable = {}
-local function optional(name, verb)
-  local ok, mod = pcall(require, "klineage.skills." .. name)
-  if ok then return mod end
-  if tostring(mod):find("module 'klineage.skills." .. name .. "' not found", 1, true) then
-    error(setmetatable({ message = "klineage skills " .. verb .. ": not available in this build" }, Unavailable), 0)
-  end
-  error(mod, 0)
-end
-
 local function write_out(out, records, what)
   local store = require "klineage.skills.store"
   local done, f = store.write_all(out, records)
@@ -167,8 +154,7 @@ local function merge(a)
   if #dirs == 0 then fail("klineage skills merge needs at least one DIR") end
   if not a.out then fail("klineage skills merge needs --out DIR") end
   for _, d in ipairs(dirs) do load_repo(d) end -- a bad folder is said here, with its file
-  local m = optional("merge", "merge")
-  local records, f = m.repositories(dirs)
+  local records, f = require("klineage.skills.merge").repositories(dirs)
   if not records then fail("%s", tostring(f.message)) end
   return write_out(a.out, records, "merge")
 end
@@ -177,19 +163,37 @@ local function transfer(a, dir)
   if not a.to then fail("klineage skills transfer needs --to ARCH (sm_80, ...)") end
   if not (a.to:match("^sm_%d%d$") or a.to:match("^sm_%d%d%d$")) then fail("--to needs an architecture like sm_80, got '%s'", a.to) end
   local records = load_repo(dir)
-  local t = optional("transfer", "transfer")
-  local out_records, changes = t.repository(records, a.to)
+  local out_records, changes = require("klineage.skills.transfer").repository(records, a.to)
   if not out_records then fail("%s", tostring(changes.message)) end
   return write_out(a.out or default_dir(a.to), out_records, "transfer")
 end
 
-local VERBS = { list = list, show = show, explain = explain, match = match, merge = merge, transfer = transfer }
-local VERB_NAMES = "list, show, explain, match, merge, transfer"
+-- The repository learned from walk journals (run folders), written whole.
+local function learn(a)
+  local dirs = table.move(a.positional, 2, #a.positional, 1, {})
+  if #dirs == 0 then fail("klineage skills learn needs at least one walk run folder") end
+  if not a.out then fail("klineage skills learn needs --out DIR (the repository it writes, e.g. skills/sm_90)") end
+  local files = require "klineage.files"
+  for _, d in ipairs(dirs) do
+    local h = io.open(d .. "/journal.jsonl", "rb")
+    if not h then fail("%s is not a run folder (no readable journal.jsonl)", files.display(d)) end
+    h:close()
+  end
+  local arch = a.arch or DEFAULT_ARCH
+  local observations, problems = require("klineage.skills.extract").folders(dirs, { arch = arch })
+  for _, p in ipairs(problems) do io.stderr:write(string.format("skipped: %s: %s\n", files.display(p.path), p.message)) end
+  local records = require("klineage.skills.learn").repository(observations, { arch = arch })
+  io.stderr:write(string.format("%d observations from %d run folders: %d skills\n", #observations, #dirs, #records))
+  return write_out(a.out, records, "learn")
+end
+
+local VERBS = { list = list, show = show, explain = explain, match = match, merge = merge, transfer = transfer, learn = learn }
+local VERB_NAMES = "list, show, explain, match, learn, merge, transfer"
 
 return {
   flags = FLAGS,
   summary = "the skill repository: list, show, explain, match a kernel, merge, transfer",
-  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|merge DIR... --out DIR|transfer --to ARCH "
+  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|learn RUN... --out DIR|merge DIR... --out DIR|transfer --to ARCH "
     .. "[--dir DIR] [--workload SPEC] [--arch ARCH] [--json]",
   help = [[
 The skill repository is a folder of skill records, skills/<arch>/<id>.lua
@@ -208,6 +212,9 @@ verbs:
                         or blocked with the precondition or guard that
                         blocks it in words; conditions over facts that
                         could not be computed are listed as unknown
+  learn RUN... --out D  the repository learned from walk run folders (their
+                        journals: every judged simplification, inverted,
+                        its facts computed again), written whole to D
   merge DIR... --out D  one repository from several
   transfer --to ARCH    the repository's skills carried to another arch
                         (written to --out, default skills/ARCH)
@@ -217,7 +224,7 @@ options:
   --workload SPEC  (match) the workload, for sizes, launch and the entry name
   --arch ARCH      the repository's architecture (default sm_90), and for
                    match the architecture the kernel's facts are computed at
-  --out DIR        (merge, transfer) the folder written: it ends up holding
+  --out DIR        (learn, merge, transfer) the folder written: it ends up holding
                    exactly the records written
   --to ARCH        (transfer) the target architecture
   --json           (list, match) JSON]],
@@ -231,12 +238,6 @@ options:
     if not fn then fail("unknown verb '%s' (one of %s)", require("klineage.files").display(verb), VERB_NAMES) end
     local max = ({ list = 1, show = 2, explain = 2, match = 2, transfer = 1 })[verb]
     if max and #a.positional > max then fail("unexpected argument '%s'", a.positional[max + 1]) end
-    local ok, code = pcall(fn, a, a.dir or default_dir(a.arch))
-    if ok then return code end
-    if getmetatable(code) == Unavailable then
-      io.stderr:write(code.message, "\n")
-      return 2
-    end
-    error(code, 0)
+    return fn(a, a.dir or default_dir(a.arch))
   end,
 }

@@ -374,6 +374,18 @@ local function split(c, rows)
   return yes, no
 end
 
+-- Whether some lineage has rows on both sides. A workload fact means what
+-- its lineage means by it (sgemm's K is the reduction, conv2d's K the
+-- output channels): a size separates contexts only within one lineage.
+local function same_lineage(a, b)
+  local seen = {}
+  for _, r in ipairs(a) do seen[r.obs.lineage or ""] = true end
+  for _, r in ipairs(b) do
+    if seen[r.obs.lineage or ""] then return true end
+  end
+  return false
+end
+
 local function refs(...)
   local list = {}
   for _, rows in ipairs({ ... }) do
@@ -396,7 +408,7 @@ local function learn_preconditions(helped, not_helped, all)
     local hy, hn = split(c, helped)
     if #hy > 0 and #hn == 0 then
       local _, excluded = split(c, not_helped)
-      if #excluded > 0 then
+      if #excluded > 0 and (not is_workload(c[1]) or same_lineage(hy, excluded)) then
         local correctness = true
         for _, r in ipairs(excluded) do
           if r.obs.outcome ~= "wrong" and r.obs.outcome ~= "rejected" then correctness = false end
@@ -499,7 +511,7 @@ local function best_guard(f, failures, helped, all_candidates)
   for _, c in ipairs(all_candidates) do
     if describe.holds(c, f.values) == true then
       local violations, passed = split(c, helped)
-      if #passed > #violations then
+      if #passed > #violations and (not is_workload(c[1]) or same_lineage({ f }, passed)) then
         local blocked = split(c, failures)
         local margin = 0
         if type(c[3]) == "number" then margin = math.abs(c[3] - f.values[c[1]]) end

@@ -1,6 +1,5 @@
 -- The skill record: one file skills/<arch>/<id>.lua, `return <table>`,
--- written by klineage.skills.serialize. The shapes are those of
--- /work/notes/skills-schema.md (ARCHITECTURE.md, "Skill record"):
+-- written by klineage.skills.serialize (ARCHITECTURE.md, "Skill record"):
 --
 --   schema = 1
 --   id = "smem_tiling"             [a-z0-9_-]+, the file name's stem
@@ -21,13 +20,18 @@
 --   effect = { [speedup = { median, min, max (numbers), n (integer >= 1) }]
 --              [, resources = { fact = number }] [, metrics = { name = number }] }   optional
 --   confidence = { supporting = n, contradicting = n,
---                  level = "seen once" | "low" | "medium" | "high" }
+--                  level = "seen once" | "low" | "medium" | "high" [, why = text] }
 --   evidence = { { run = text, key = text [, candidate, lineage, step, kind,
 --                  site, from, to, backend, arch, verdict = text]
 --                  [, outcome = helped | no_difference | hurt | wrong | rejected]
 --                  [, speedup = number] [, ci = { lo, hi }] [, measured = boolean]
 --                  [, params = { NAME = scalar }] }... }
 --   example = { before = text, after = text }            optional
+--   observations = { observation... }  optional: what it was learned from
+--     (skills/learn.lua gives the shape), so that merge and transfer learn
+--     again; each plain data with skill, lineage and evidence { run, key }
+--   unexplained = { { evidence = { evidence... }, why = text }... }   optional:
+--     failures no fact separates from the cases where the skill helped
 --   transferred_from = "sm_90", changes = { text or plain table... }
 --                                   required on (and only on) a transferred skill
 --
@@ -50,7 +54,7 @@ M.SOURCES = { "walk", "probe" }
 M.FIELDS = {
   schema = true, id = true, arch = true, status = true, intent = true, materialize = true, pattern = true,
   preconditions = true, guards = true, confidence = true, evidence = true,
-  effect = false, example = false, transferred_from = false, changes = false,
+  effect = false, example = false, transferred_from = false, changes = false, observations = false, unexplained = false,
 }
 
 local function set_of(list)
@@ -302,12 +306,33 @@ local function check(t)
   want_conditions("preconditions", t.preconditions)
   want_conditions("guards", t.guards)
   if t.effect ~= nil then want_effect("effect", t.effect) end
-  want_fields("confidence", t.confidence, { supporting = true, contradicting = true, level = true })
+  want_fields("confidence", t.confidence, { supporting = true, contradicting = true, level = true, why = false })
+  if t.confidence.why ~= nil then want_string("confidence.why", t.confidence.why) end
   want_count("confidence.supporting", t.confidence.supporting)
   want_count("confidence.contradicting", t.confidence.contradicting)
   want_one_of("confidence.level", t.confidence.level, LEVEL_SET, M.LEVELS)
   want_evidence_list("evidence", t.evidence)
   if t.example ~= nil then want_before_after("example", t.example) end
+  if t.observations ~= nil then
+    for i = 1, want_list("observations", t.observations) do
+      local path, o = "observations[" .. i .. "]", t.observations[i]
+      want_plain(path, o, 1)
+      want_type(path, o, "table")
+      want_string(path .. ".skill", o.skill)
+      want_string(path .. ".lineage", o.lineage)
+      want_type(path .. ".evidence", o.evidence, "table")
+      want_string(path .. ".evidence.run", o.evidence.run)
+      want_string(path .. ".evidence.key", o.evidence.key)
+    end
+  end
+  if t.unexplained ~= nil then
+    for i = 1, want_list("unexplained", t.unexplained) do
+      local path = "unexplained[" .. i .. "]"
+      want_fields(path, t.unexplained[i], { evidence = true, why = true })
+      want_evidence_list(path .. ".evidence", t.unexplained[i].evidence)
+      want_string(path .. ".why", t.unexplained[i].why)
+    end
+  end
   if t.status == "transferred" then
     if t.transferred_from == nil then bad("transferred_from", "missing (a transferred skill names the arch it came from)") end
     want_arch("transferred_from", t.transferred_from)

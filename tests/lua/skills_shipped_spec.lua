@@ -1,0 +1,88 @@
+-- The shipped repository, skills/sm_90, is what `make skills` learns from
+-- the H200 walk journals in reports/walks/: learned again here, every file
+-- has the same bytes, and each file is what the serializer writes for it.
+local serialize = require "klineage.skills.serialize"
+local store = require "klineage.skills.store"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local root = here .. "/../.."
+local shipped = root .. "/skills/sm_90"
+local walks = root .. "/reports/walks/h200-2026-12-02b.tar.gz"
+
+local function read(path)
+  local h = assert(io.open(path, "rb"))
+  local s = h:read("a")
+  h:close()
+  return s
+end
+
+local function lua_files(dir)
+  local out = {}
+  local p = assert(io.popen("ls " .. dir))
+  for name in p:lines() do
+    if name:match("%.lua$") then out[#out + 1] = name end
+  end
+  p:close()
+  table.sort(out)
+  return out
+end
+
+describe("skills/sm_90", function()
+  it("holds learned skills, each file exactly what the serializer writes for it", function()
+    local records, problems = store.load(shipped)
+    expect(#problems):equals(0)
+    expect(#records):at_least(16)
+    for _, r in ipairs(records) do
+      expect(r.status):equals("learned")
+      expect(read(store.path(shipped, r.id))):equals(assert(serialize.record(r)))
+    end
+  end)
+
+  it("is what the walk journals give: learned again, the same files, byte for byte", function()
+    local tmp = scratch_dir()
+    assert(os.execute(string.format("tar xzf '%s' -C '%s'", walks, tmp)))
+    local argv = { "skills", "learn" }
+    local p = assert(io.popen("ls -d " .. tmp .. "/h200-2026-12-02/walk-*"))
+    for d in p:lines() do argv[#argv + 1] = d end
+    p:close()
+    expect(#argv):at_least(2 + 21) -- seven lineages, three policies
+    argv[#argv + 1], argv[#argv + 2] = "--out", tmp .. "/learned"
+    local out, code = klineage(table.unpack(argv))
+    if code ~= 0 then fail("klineage skills learn exited %s: %s", tostring(code), out) end
+    local want, got = lua_files(shipped), lua_files(tmp .. "/learned")
+    expect(got):equals(want)
+    for _, name in ipairs(want) do
+      if read(shipped .. "/" .. name) ~= read(tmp .. "/learned/" .. name) then
+        fail("%s differs from what the journals give: run `make skills`", name)
+      end
+    end
+  end)
+
+  it("merges with itself to the same bytes, and transfers to sm_80 as transferred skills", function()
+    local tmp = scratch_dir()
+    local out, code = klineage("skills", "merge", shipped, shipped, "--out", tmp .. "/merged")
+    if code ~= 0 then fail("merge exited %s: %s", tostring(code), out) end
+    for _, name in ipairs(lua_files(shipped)) do
+      if read(shipped .. "/" .. name) ~= read(tmp .. "/merged/" .. name) then fail("merge changed %s", name) end
+    end
+    out, code = klineage("skills", "transfer", "--dir", shipped, "--to", "sm_80", "--out", tmp .. "/sm_80")
+    if code ~= 0 then fail("transfer exited %s: %s", tostring(code), out) end
+    local records = store.load(tmp .. "/sm_80")
+    expect(#records):equals(#lua_files(shipped))
+    for _, r in ipairs(records) do
+      expect(r.status):equals("transferred")
+      expect(r.arch):equals("sm_80")
+      expect(r.transferred_from):equals("sm_90")
+    end
+  end)
+
+  it("explains a learned guard with its evidence, and matches a lineage kernel", function()
+    local out, code = klineage("skills", "explain", "double_buffer", "--dir", shipped)
+    expect(code):equals(0)
+    expect(out):contains("Not when:")
+    expect(out):contains("conv2d")
+    out, code = klineage("skills", "match", root .. "/gpu/workloads/sgemm/v1_coalesced.cu", "--workload", "sgemm", "--dir", shipped)
+    expect(code):equals(0)
+    expect(out):contains("smem_tiling")
+  end)
+end)
