@@ -1,7 +1,7 @@
 -- Learning *when* a skill pays: preconditions, guards, effect and
--- confidence from the observations of its applications (the shapes of
--- /work/notes/skills-schema.md; conditions said in English by
--- klineage.skills.describe).
+-- confidence from the observations of its applications (the record's
+-- format is at the top of klineage.skills.record; conditions are said in
+-- English by klineage.skills.describe).
 --
 --   learn.skill(id, observations, opts) -> record
 --   learn.repository(observations, opts) -> { record... } sorted by id,
@@ -14,11 +14,13 @@
 --   learn.learnable(name) -> true when the fact may be a condition
 --   learn.keep_facts(flat) -> the flat facts a record keeps (learnable +
 --       what transfer needs to recompute occupancy)
+--   learn.values(observation) -> the flat values conditions are tested on
+--   learn.admits(record, values) -> true | false, blocking condition, kind
 --   Misuse (no observation, an observation without evidence.run/key or
 --   outcome) raises: observations come from our own extraction.
 --
--- An observation (one judged application of the skill; the schema note
--- has it in full, klineage.skills.extract makes them):
+-- An observation (one judged application of the skill; klineage.skills.extract
+-- makes them):
 --   { skill, transform | nil, params | nil, lineage, from, to, site,
 --     outcome = helped | no_difference | hurt | wrong | rejected | nil
 --       (nil: judged but not timed), verdict, speedup, ci, measured,
@@ -31,7 +33,7 @@
 --   template/pattern/example/intent (materialize, pattern, example); it
 --   keeps the rest as it was given.
 --
--- The record has every field of the schema note, and two more:
+-- The record has every field of klineage.skills.record, among them:
 --   observations = { observation... }   the inputs, sorted by evidence run,
 --       key, candidate, with facts and facts_after cut to learn.keep_facts;
 --       merge and transfer learn again from them
@@ -267,6 +269,21 @@ local function values_of(o)
     if learnable_base(k, x) and not is_workload(k) then v[k .. "_after"] = x end
   end
   return v
+end
+
+M.values = values_of
+
+-- Whether a record admits a context (flat values as values_of gives):
+-- every precondition holds (an absent fact does not) and no guard does.
+-- Returns true, or false and the condition that blocks, and its kind.
+function M.admits(record, values)
+  for _, c in ipairs(record.preconditions) do
+    if describe.holds(c, values) ~= true then return false, c, "precondition" end
+  end
+  for _, c in ipairs(record.guards) do
+    if describe.holds(c, values) == true then return false, c, "guard" end
+  end
+  return true
 end
 
 local function step_of(o)
