@@ -157,13 +157,14 @@ function M.folder(dir, opts)
   local arch = opts.arch or run.arch or "sm_90"
   local out, problems = {}, {}
   for _, r in ipairs(run.records) do
-    if (r.kind == "walk_step" or r.kind == "walk_evidence") and r.from and r.to then
+    local skills = (r.kind == "walk_step" or r.kind == "walk_evidence") and r.from and r.to and skills_of(run, r) or {}
+    if #skills > 0 then
       local before, after = facts_of(run, r.to, arch), facts_of(run, r.from, arch)
       if not before or not after then
         problems[#problems + 1] = { path = dir, message = string.format("%s %s: the kernels' facts could not be computed", r.kind, tostring(r.key)) }
       else
         local effect = r.effect or {}
-        for _, s in ipairs(skills_of(run, r)) do
+        for _, s in ipairs(skills) do
           out[#out + 1] = {
             skill = s.skill, transform = s.transform, params = s.params, site = s.site,
             lineage = run.name, from = run.labels[r.to] or label_of(r.producer),
