@@ -195,9 +195,10 @@ local function buffer_of(w, fn, buf)
   return b
 end
 
--- Steps a run sends at most in one batch (a run that never reads would
--- otherwise hold every launch until its end).
-local MAX_BATCH = 256
+-- Steps a run sends at most in one batch: a run that never reads would
+-- otherwise hold every launch until its end, and a batch's timeout is the
+-- request timeout times its launches, so a hang is caught within 8 of them.
+local MAX_BATCH = 8
 
 -- Runs kernel k once at params p: either one launch or the workload's
 -- run(ctx, p), which must launch k's entry, the kernel under judgement, at
