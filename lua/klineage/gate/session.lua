@@ -402,18 +402,18 @@ end
 -- The baseline's outputs for (base, w, p, seed) back as "<name>@ref" from
 -- the worker's keep, when it holds every one intact. Returns true then.
 function Session:recall_reference(base, w, p, seed)
-  local sums = kept_of(self)
-  for _, name in ipairs(w.outputs) do
-    if not sums[output_key(base, w, p, seed, name)] then return false end
+  local sums, keys = kept_of(self), {}
+  for i, name in ipairs(w.outputs) do
+    keys[i] = output_key(base, w, p, seed, name)
+    if not sums[keys[i]] then return false end
   end
   self:call { op = "snapshot", buffers = w.outputs, as = "ref" } -- makes the "@ref" buffers
-  for _, name in ipairs(w.outputs) do
-    local key = output_key(base, w, p, seed, name)
-    if not self:call({ op = "upload", name = name .. "@ref", key = key }).cached then return false end
+  for i, name in ipairs(w.outputs) do
+    if not self:call({ op = "upload", name = name .. "@ref", key = keys[i] }).cached then return false end
   end
   local now = self:call({ op = "checksum", buffers = M.ref_names(w) }).checksums
-  for _, name in ipairs(w.outputs) do
-    local key = output_key(base, w, p, seed, name)
+  for i, name in ipairs(w.outputs) do
+    local key = keys[i]
     if now[name .. "@ref"] ~= sums[key] then
       sums[key] = nil -- changed while kept: run the baseline again
       return false

@@ -14,6 +14,7 @@
 --   learn.learnable(name) -> true when the fact may be a condition
 --   learn.keep_facts(flat) -> the flat facts a record keeps (learnable +
 --       what transfer needs to recompute occupancy)
+--   learn.copy(plain) -> a deep copy of plain data
 --   learn.values(observation) -> the flat values conditions are tested on
 --   learn.admits(record, values) -> true | false, blocking condition, kind
 --   Misuse (no observation, an observation without evidence.run/key or
@@ -154,6 +155,7 @@ local function copy(v)
   for k, x in pairs(v) do t[k] = copy(x) end
   return t
 end
+M.copy = copy -- transfer copies observations with it
 
 -- ---- which facts are learnable --------------------------------------------------
 

@@ -43,13 +43,6 @@ local function flat_for_arch(flat, arch)
   return learn.keep_facts(g.values)
 end
 
-local function copy(v)
-  if type(v) ~= "table" then return v end
-  local t = {}
-  for k, x in pairs(v) do t[k] = copy(x) end
-  return t
-end
-
 local function step_name(o)
   local s = o.lineage or "?"
   if o.from and o.to then s = s .. " " .. o.from .. " -> " .. o.to end
@@ -95,7 +88,7 @@ local function transfer_one(r, target)
   local lines = {}
   local moved = {}
   for i, o in ipairs(r.observations) do
-    local p = copy(o)
+    local p = learn.copy(o)
     local before, fb = flat_for_arch(o.facts, target)
     if not before then return nil, fb end
     local after, fa = flat_for_arch(o.facts_after, target)
