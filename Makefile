@@ -25,12 +25,14 @@ test: build
 	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
 
 # The shipped skill repository (skills/sm_90), learned again from the H200
-# walk journals in reports/walks/: the same journals give the same bytes
-# (tests/lua/skills_shipped_spec.lua checks it).
+# walk journals in reports/walks/ and the probe journals in reports/probes/:
+# the same journals give the same bytes (tests/lua/skills_shipped_spec.lua
+# checks it).
 WALKS ?= reports/walks/h200-2026-12-02b.tar.gz
+PROBES ?= reports/probes/h200-2026-12-02.tar.gz
 skills: build
-	rm -rf $(BUILD)/walks && mkdir -p $(BUILD)/walks && tar xzf $(WALKS) -C $(BUILD)/walks
-	$(BUILD)/bin/klineage skills learn $(BUILD)/walks/h200-2026-12-02/walk-* --out skills/sm_90
+	rm -rf $(BUILD)/walks && mkdir -p $(BUILD)/walks && tar xzf $(WALKS) -C $(BUILD)/walks && tar xzf $(PROBES) -C $(BUILD)/walks
+	$(BUILD)/bin/klineage skills learn $(BUILD)/walks/h200-2026-12-02/walk-* $(BUILD)/walks/probes/probe-* --out skills/sm_90
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 # NVRTC keeps allocations alive until exit, so leak checking is off. The

@@ -4,10 +4,15 @@
 -- preconditions and guards, and score the prediction against what the
 -- walk measured (the interleaved compare of the step). The comparison is
 -- the same skills with no conditions: "helps" wherever the pattern matched.
--- The applications scored are the walks' own (each judged simplification,
--- inverted), not new probes applied forward in other contexts.
+-- The applications scored are those the run folders hold: the walks' own
+-- (each judged simplification, inverted) and, given probe run folders
+-- (klineage skills probe), the skills applied forward in other versions
+-- and the recorded steps timed at other sizes.
 --
 --   klineage run bench/skills_loo.lua RUN_FOLDER...
+--   e.g. the shipped journals: tar xzf reports/walks/h200-2026-12-02b.tar.gz
+--   and reports/probes/h200-2026-12-02.tar.gz into D, then
+--   klineage run bench/skills_loo.lua D/h200-2026-12-02/walk-* D/probes/probe-*
 --
 -- Headline figures: loo-precision, loo-recall, loo-precision-unconditioned,
 -- loo-recall-unconditioned (%), loo-predictions.

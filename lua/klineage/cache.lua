@@ -304,6 +304,21 @@ function M.spawn_compile(source, opts)
   return { proc = p, key = key, dir = dir, owned = owned }
 end
 
+-- A before(i) hook for gate.evaluate_all: candidates i.. compile ahead in
+-- child processes (one host core each, `ahead` at most) while the worker
+-- judges candidate i; the gate then finds them cached. A failed compile
+-- shows again, with its message, in the gate's compile stage.
+function M.compile_ahead(candidates, arch, ahead)
+  local jobs = {}
+  ahead = ahead or math.max(1, require("kl.host").cpu_count() - 1)
+  return function(i)
+    for k = i, math.min(i + ahead, #candidates) do
+      if not jobs[k] then jobs[k] = M.spawn_compile(candidates[k].source, { arch = arch, name = candidates[k].label }) end
+    end
+    M.finish(jobs[i])
+  end
+end
+
 function M.finish(job, timeout)
   if job.result then return job.result end
   if job.failed then return nil, job.failed end

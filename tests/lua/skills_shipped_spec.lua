@@ -1,6 +1,7 @@
 -- The shipped repository, skills/sm_90, is what `make skills` learns from
--- the H200 walk journals in reports/walks/: learned again here, every file
--- has the same bytes, and each file is what the serializer writes for it.
+-- the H200 walk journals in reports/walks/ and the probe journals in
+-- reports/probes/: learned again here, every file has the same bytes, and
+-- each file is what the serializer writes for it.
 local serialize = require "klineage.skills.serialize"
 local store = require "klineage.skills.store"
 
@@ -8,6 +9,7 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local root = here .. "/../.."
 local shipped = root .. "/skills/sm_90"
 local walks = root .. "/reports/walks/h200-2026-12-02b.tar.gz"
+local probes = root .. "/reports/probes/h200-2026-12-02.tar.gz"
 
 local function read(path)
   local h = assert(io.open(path, "rb"))
@@ -40,12 +42,12 @@ describe("skills/sm_90", function()
 
   it("is what the walk journals give: learned again, the same files, byte for byte", function()
     local tmp = scratch_dir()
-    assert(os.execute(string.format("tar xzf '%s' -C '%s'", walks, tmp)))
+    assert(os.execute(string.format("tar xzf '%s' -C '%s' && tar xzf '%s' -C '%s'", walks, tmp, probes, tmp)))
     local argv = { "skills", "learn" }
-    local p = assert(io.popen("ls -d " .. tmp .. "/h200-2026-12-02/walk-*"))
+    local p = assert(io.popen("ls -d " .. tmp .. "/h200-2026-12-02/walk-* " .. tmp .. "/probes/probe-*"))
     for d in p:lines() do argv[#argv + 1] = d end
     p:close()
-    expect(#argv):at_least(2 + 21) -- seven lineages, three policies
+    expect(#argv):at_least(2 + 21 + 7) -- seven lineages, three policies, and a probe run each
     argv[#argv + 1], argv[#argv + 2] = "--out", tmp .. "/learned"
     local out, code = klineage(table.unpack(argv))
     if code ~= 0 then fail("klineage skills learn exited %s: %s", tostring(code), out) end
@@ -73,6 +75,49 @@ describe("skills/sm_90", function()
       expect(r.status):equals("transferred")
       expect(r.arch):equals("sm_80")
       expect(r.transferred_from):equals("sm_90")
+    end
+  end)
+
+  it("finds on its own the losses the lineage READMEs measured", function()
+    local records = assert(store.load(shipped))
+    local by_id = {}
+    for _, r in ipairs(records) do by_id[r.id] = r end
+    local learn = require "klineage.skills.learn"
+    -- A guard of skill id on fact, with a measured failure of lineage among its evidence.
+    local function guard(id, fact, lineage, size)
+      local r = by_id[id]
+      if not r then fail("no skill %s", id) end
+      for _, g in ipairs(r.guards) do
+        if g[1] == fact then
+          for _, e in ipairs(g.evidence) do
+            if e.lineage == lineage and (e.outcome == "hurt" or e.outcome == "wrong" or e.outcome == "rejected")
+              and (not size or (e.size or ""):find(size, 1, true)) then return g end
+          end
+        end
+      end
+      fail("%s has no guard on %s from a failure in %s%s", id, fact, lineage, size and (" at " .. size) or "")
+    end
+    -- 2D blocktiling (sgemm v3 -> v4) lost at 1024^3 and paid at 4096^3
+    expect(guard("register_blocking", "launch.blocks", "sgemm", "M=1024").source):equals("probe")
+    -- online softmax lost at 1024 and 8192 columns and won at 32768
+    guard("template-softmax-v3_online", "size.cols", "softmax")
+    -- Winograd lost at C = 3 (0.65x) and paid at C = 128
+    expect(guard("template-conv2d-v8_winograd", "size.C", "conv2d", "C=3").source):equals("probe")
+    -- the bfs queue lost on both graphs; raytrace's persistent threads did not pay on either scene
+    expect(learn.never_helped(by_id["template-bfs-v1_queue"])):equals(true)
+    expect(learn.never_helped(by_id["template-raytrace-v5_persistent"])):equals(true)
+    -- and every lineage gave at least one guard a measured failure: a
+    -- slowdown, or a kernel the gate found wrong or refused
+    local lineages = {}
+    for _, r in ipairs(records) do
+      for _, g in ipairs(r.guards) do
+        for _, e in ipairs(g.evidence) do
+          if e.outcome == "hurt" or e.outcome == "wrong" or e.outcome == "rejected" then lineages[e.lineage] = true end
+        end
+      end
+    end
+    for _, l in ipairs({ "bfs", "conv2d", "raytrace", "reduction", "sgemm", "softmax", "transpose" }) do
+      if not lineages[l] then fail("no guard has a measured failure from %s", l) end
     end
   end)
 

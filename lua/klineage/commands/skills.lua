@@ -2,7 +2,8 @@
 -- explain, match, learn, merge, transfer). Bad input exits 2 with one line.
 local args = require "klineage.args"
 
-local FLAGS = { dir = "string", json = "boolean", workload = "string", out = "string", to = "string", arch = "string" }
+local FLAGS = { dir = "string", json = "boolean", workload = "string", out = "string", to = "string", arch = "string",
+                walks = "list", journal = "string", backend = "string", budget = "number", seconds = "number", kinds = "string" }
 
 local DEFAULT_ARCH = "sm_90"
 
@@ -187,13 +188,77 @@ local function learn(a)
   return write_out(a.out, records, "learn")
 end
 
-local VERBS = { list = list, show = show, explain = explain, match = match, merge = merge, transfer = transfer, learn = learn }
-local VERB_NAMES = "list, show, explain, match, learn, merge, transfer"
+-- One probe run folder per workload, probe-<name>-<backend>: created, or
+-- resumed when it is there, so that a killed or timed-out probe goes on.
+local function probe(a)
+  local names = table.move(a.positional, 2, #a.positional, 1, {})
+  if #names == 0 then fail("klineage skills probe needs at least one workload (e.g. sgemm)") end
+  local kinds = {}
+  for k in (a.kinds or "forward,size"):gmatch("[^,]+") do
+    if k ~= "forward" and k ~= "size" then fail("--kinds takes forward and/or size, got '%s'", k) end
+    kinds[k] = true
+  end
+  if a.budget and (math.type(a.budget) ~= "integer" or a.budget < 0) then fail("--budget needs a whole number of cycles >= 0") end
+  local files, probes, runs = require "klineage.files", require "klineage.skills.probe", require "klineage.runs"
+  local host = require "kl.host"
+  local walks = {}
+  for _, d in ipairs(a.walks or {}) do
+    local h = io.open(d .. "/journal.jsonl", "rb")
+    if not h then fail("--walks %s is not a run folder (no readable journal.jsonl)", files.display(d)) end
+    h:close()
+    walks[#walks + 1] = d
+  end
+  if kinds.size and #walks == 0 then fail("size probes time the recorded walks' steps: give their run folders with --walks DIR") end
+  local deadline = a.seconds and host.clock() + a.seconds
+  local tty = host.isatty(2)
+  local ws = {}
+  for i, name in ipairs(names) do
+    local w, wf = require("klineage.workload").load(name)
+    if not w then fail("%s", wf.message) end
+    ws[i] = w
+  end
+  local pool, backend = require("klineage.backends").pool(a.backend)
+  if not pool then fail("%s", backend.message) end
+  if kinds.size and backend ~= "cuda" then
+    kinds.size = nil -- a size probe is a compare, and nothing else is timed
+    io.stderr:write(string.format("size probes skipped: the %s backend times nothing\n", backend))
+  end
+  local status = 0
+  for _, w in ipairs(ws) do
+    local units = probes.plan(w, { kinds = kinds, steps = probes.recorded_steps(walks, w.name) })
+    local id = string.format("probe-%s-%s", w.name, backend)
+    local exists = runs.find(id, a.journal)
+    local ctx, cf = require("klineage.context").new { pool = pool, journal = a.journal, budget = a.budget, workloads = { w },
+      resume = exists and id or nil, run_id = not exists and id or nil, command = { "klineage", "skills", "probe", w.name } }
+    if not ctx then pool:close() fail("%s", cf.message) end
+    local t0 = host.clock()
+    local s = probes.run(ctx, w, units, { deadline = deadline, progress = tty and function(u, i, of)
+      io.stderr:write(string.format("\r\27[K%s: probe %d/%d  %s %s  (cycles %d, %.0f s)", w.name, i, of, u.probe,
+        u.probe == "forward" and (u.label .. " + " .. u.site.transform) or w.lineage[u.from], ctx.budget.used, host.clock() - t0))
+    end or nil })
+    local dir = ctx.run and ctx.run.dir
+    ctx:close()
+    if tty then io.stderr:write("\r\27[K") end
+    io.stdout:write(string.format("%-10s %4d units  %4d judged  %4d from the journal  %3d not run  %s  %s\n", w.name, #units,
+      s.judged, s.reused, #s.not_run, s.stopped, dir and files.display(dir) or "not journaled"))
+    for _, u in ipairs(s.not_run) do
+      io.stderr:write(string.format("  not run: %s %s: %s\n", u.probe, u.label or w.lineage[u.from], tostring(u.why)))
+    end
+    if s.stopped ~= "done" then status = 3 end
+    if s.stopped == "deadline" then break end
+  end
+  pool:close()
+  return status
+end
+
+local VERBS = { list = list, show = show, explain = explain, match = match, merge = merge, transfer = transfer, learn = learn,
+                probe = probe }
+local VERB_NAMES = "list, show, explain, match, learn, probe, merge, transfer"
 
 return {
   flags = FLAGS,
-  summary = "the skill repository: list, show, explain, match a kernel, merge, transfer",
-  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|learn RUN... --out DIR|merge DIR... --out DIR|transfer --to ARCH "
+  summary = "the skill repository: list, show, explain, match a kernel, learn, probe, merge, transfer",
+  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|learn RUN... --out DIR|probe WORKLOAD... [--walks RUN]|merge DIR... --out DIR|transfer --to ARCH "
     .. "[--dir DIR] [--workload SPEC] [--arch ARCH] [--json]",
   help = [[
 The skill repository is a folder of skill records, skills/<arch>/<id>.lua
@@ -212,9 +277,19 @@ verbs:
                         or blocked with the precondition or guard that
                         blocks it in words; conditions over facts that
                         could not be computed are listed as unknown
-  learn RUN... --out D  the repository learned from walk run folders (their
-                        journals: every judged simplification, inverted,
-                        its facts computed again), written whole to D
+  learn RUN... --out D  the repository learned from walk and probe run
+                        folders (their journals: every judged
+                        simplification, inverted, and every probe, its
+                        facts computed again), written whole to D
+  probe WORKLOAD...     the skills applied forward where the walks did not
+                        judge them, into run folders probe-<name>-<backend>
+                        (resumed when there; learn takes them): each
+                        transform at its first apply site in every lineage
+                        version, gated and timed against that version
+                        (forward), and every recorded step of --walks timed
+                        at the workload's other bench sizes (size). Exit 3
+                        when it stopped before the end (--seconds, --budget):
+                        run it again to go on
   merge DIR... --out D  one repository from several
   transfer --to ARCH    the repository's skills carried to another arch
                         (written to --out, default skills/ARCH)
@@ -227,6 +302,13 @@ options:
   --out DIR        (learn, merge, transfer) the folder written: it ends up holding
                    exactly the records written
   --to ARCH        (transfer) the target architecture
+  --walks DIR      (probe) a walk run folder whose recorded steps the size
+                   probes time; give it once per folder
+  --kinds K,K      (probe) forward, size (default both)
+  --seconds S      (probe) no probe starts after S seconds
+  --budget N       (probe) gate cycles per workload at most
+  --backend NAME   (probe) cuda (default where a GPU answers) or emu
+  --journal DIR    (probe) the runs folder (default $KLINEAGE_RUNS, ...)
   --json           (list, match) JSON]],
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 1 })

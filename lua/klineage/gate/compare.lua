@@ -3,12 +3,16 @@
 -- that clock and thermal drift fall on both alike.
 --
 --   compare.compare(ctx, a, b, w [, opts]) -> result | nil, failure
---     opts = { block = 5, rounds = 8, worker = i, provenance }
+--     opts = { block = 5, rounds = 8, worker = i, provenance,
+--              params = the sizes to time at, merged over w.params (default:
+--              the bench size); a size either kernel's @kl requires rules
+--              out is not_allowed, charged nothing }
 --     result = { outcome = "faster" | "slower" | "no_difference", speedup
 --       (b over a), ci = { lo, hi }, samples = { a, b }, key, reused }:
 --       "no_difference" when the two medians' intervals overlap.
 --   Both kernels should already pass the gate. One compare is one gate
 --   cycle; it is journaled as a "comparison" record and reused on resume.
+local annotations = require "klineage.annotations"
 local kernel = require "klineage.gate.kernel"
 local runs = require "klineage.runs"
 local session = require "klineage.gate.session"
@@ -22,7 +26,7 @@ local function timed(ctx, ka, kb, w, opts)
   local s = session.new { pool = ctx.pool, worker = opts.worker or 1, timeout = ctx.timeout }
   s:load(ka)
   s:load(kb)
-  local p = w.params
+  local p = opts.params or w.params
   -- Each sample starts from inputs of its own and freshly poisoned outputs
   -- (Session:sample_setup), the same way for both kernels.
   local steps_a, setup_a = s:launches_at(ka, w, p)
@@ -48,8 +52,21 @@ function M.compare(ctx, a, b, w, opts)
   if not ta then return nil, fa end
   local tb, fb = kernel.read(b)
   if not tb then return nil, fb end
+  local params
+  if opts.params then
+    params = {}
+    for k, v in pairs(w.params) do params[k] = v end
+    for k, v in pairs(opts.params) do params[k] = v end
+    for _, kt in ipairs({ { a, ta }, { b, tb } }) do
+      local g = annotations.resolve(kt[2], params, { file = kt[1].file })
+      if not (g and g.allowed) then
+        return nil, verdicts.failure("not_allowed", string.format("%s cannot run at these sizes: %s", tostring(kt[1].label),
+          g and tostring(g.why) or "its launch annotations do not resolve"))
+      end
+    end
+  end
   local key = runs.key { compare = { hash.sha256(ta), hash.sha256(tb) }, spec = w.sha256, backend = ctx.backend,
-                         arch = ctx.arch, block = opts.block or 5, rounds = opts.rounds or 8 }
+                         arch = ctx.arch, block = opts.block or 5, rounds = opts.rounds or 8, params = params }
   local earlier = ctx:judged(key)
   if earlier and earlier.result then
     earlier.result.reused = true
@@ -57,7 +74,7 @@ function M.compare(ctx, a, b, w, opts)
   end
   local paid, bf = ctx:charge()
   if not paid then return nil, bf end
-  local record = { kind = "comparison", key = key, charged = true, workload = { name = w.name, sha256 = w.sha256 },
+  local record = { kind = "comparison", key = key, charged = true, workload = { name = w.name, sha256 = w.sha256 }, params = params,
                    a = { label = a.label, sha256 = hash.sha256(ta), source = ctx:store_source(ta) },
                    b = { label = b.label, sha256 = hash.sha256(tb), source = ctx:store_source(tb) },
                    provenance = opts.provenance }
@@ -69,7 +86,8 @@ function M.compare(ctx, a, b, w, opts)
   elseif not kb then
     f = verdicts.failure(sb.verdict, "b: " .. tostring(sb.message))
   else
-    result, f = verdicts.catch(timed, ctx, ka, kb, w, opts)
+    result, f = verdicts.catch(timed, ctx, ka, kb, w, { block = opts.block, rounds = opts.rounds, worker = opts.worker,
+                                                         params = params })
   end
   if result then
     result.key = key

@@ -143,11 +143,25 @@ local function change_text(c)
   return require("klineage.skills.serialize").value(c) or tostring(c)
 end
 
+local PATTERN_SHOWN = 400 -- characters of a template's pattern in the explanation
+
 function M.skill(r)
   if type(r) ~= "table" or type(r.id) ~= "string" then error("explain.skill: a skill record expected", 2) end
   local lines = { header(r), "Intent: " .. r.intent, applied_by(r.materialize) }
-  if r.pattern.source then lines[#lines + 1] = "Pattern: " .. (r.pattern.source:gsub("%s+", " ")) end
-  lines[#lines + 1] = preconditions_line(r.preconditions)
+  if r.pattern.source then
+    -- A template's pattern can be a whole kernel: its start says which; show has it all.
+    local text = r.pattern.source:gsub("%s+", " ")
+    if utf8.len(text) and utf8.len(text) > PATTERN_SHOWN then
+      text = text:sub(1, utf8.offset(text, PATTERN_SHOWN + 1) - 1) .. string.format(" … (%d characters; skills show has it whole)", #text)
+    end
+    lines[#lines + 1] = "Pattern: " .. text
+  end
+  if require("klineage.skills.learn").never_helped(r) then
+    lines[#lines + 1] = string.format("Applies when: nowhere yet: it did not help in any of its %d labelled observations, "
+      .. "so it is blocked by its evidence wherever it matches.", r.confidence.contradicting)
+  else
+    lines[#lines + 1] = preconditions_line(r.preconditions)
+  end
   for _, g in ipairs(r.guards) do lines[#lines + 1] = guard_line(g) end
   lines[#lines + 1] = effect_line(r.effect)
   if r.status == "transferred" then

@@ -1,7 +1,10 @@
 -- Observations from walk journals: every judged simplification, inverted.
 -- A walk step (or a judged candidate the walk did not follow, its
 -- "walk_evidence") simplifies kernel F into T; the optimization is T -> F,
--- applied to T. Its observation (the shape is at the top of
+-- applied to T. A probe (klineage.skills.probe) applied the optimization
+-- forward, T -> F, in a context the walks did not judge; a size probe
+-- timed a recorded step at another bench size, and its facts are those
+-- at that size (the observation's `size` names it). Its observation (the shape is at the top of
 -- skills/learn.lua) has T's facts as `facts`, F's as `facts_after`, and the
 -- step's compare as its effect: F faster than T beyond noise is "helped".
 --
@@ -54,7 +57,7 @@ local function open_run(dir)
       run.name, run.id, run.arch, run.backend = r.specs[1].name, r.run, r.arch, r.backend
     end
     if r.kind == "evaluation" and r.candidate and r.candidate.sha256 then run.evaluations[r.candidate.sha256] = r end
-    if r.kind == "walk_step" and r.labels then
+    if (r.kind == "walk_step" or r.kind == "probe") and r.labels then
       run.labels[r.from] = run.labels[r.from] or r.labels.from
       run.labels[r.to] = run.labels[r.to] or r.labels.to
     end
@@ -80,15 +83,25 @@ local function text_of(run, sha)
   return run.texts[sha] or nil
 end
 
-local function facts_of(run, sha, arch)
+-- params: the sizes of a size probe. The evaluation's profile was at the
+-- bench size, so there only its compile resources count.
+local function facts_of(run, sha, arch, params)
+  if params then
+    -- JSON gave integral sizes back as floats; a launch needs the integers.
+    local p = {}
+    for k, v in pairs(params) do p[k] = math.type(v) == "float" and math.tointeger(v) or v end
+    params = p
+  end
   run.facts = run.facts or {}
-  if run.facts[sha] ~= nil then return run.facts[sha] or nil end
+  local id = params and sha .. require("klineage.runs").key(params) or sha
+  if run.facts[id] ~= nil then return run.facts[id] or nil end
   local text, values = text_of(run, sha), false
   if text then
     local ev = run.evaluations[sha]
     local compile = ev and ev.stages and ev.stages.compile
     local res = compile and compile.functions and { functions = compile.functions, arch = ev.arch or arch } or nil
-    local f = facts.of(text, run.w.kernel, { workload = run.w, arch = arch, compile = res, record = ev })
+    local f = facts.of(text, run.w.kernel, { workload = run.w, arch = arch, compile = res, record = not params and ev or nil,
+                                             params = params })
     if f then
       -- JSON gave the record's numbers as floats: an integral one is the
       -- integer NVRTC would have given, whichever source a fact came from.
@@ -96,7 +109,7 @@ local function facts_of(run, sha, arch)
       for k, v in pairs(f.values) do values[k] = math.type(v) == "float" and math.tointeger(v) or v end
     end
   end
-  run.facts[sha] = values
+  run.facts[id] = values
   return values or nil
 end
 
@@ -157,9 +170,10 @@ function M.folder(dir, opts)
   local arch = opts.arch or run.arch or "sm_90"
   local out, problems = {}, {}
   for _, r in ipairs(run.records) do
-    local skills = (r.kind == "walk_step" or r.kind == "walk_evidence") and r.from and r.to and skills_of(run, r) or {}
+    local judged = r.kind == "walk_step" or r.kind == "walk_evidence" or r.kind == "probe"
+    local skills = judged and r.from and r.to and skills_of(run, r) or {}
     if #skills > 0 then
-      local before, after = facts_of(run, r.to, arch), facts_of(run, r.from, arch)
+      local before, after = facts_of(run, r.to, arch, r.params), facts_of(run, r.from, arch, r.params)
       if not before or not after then
         problems[#problems + 1] = { path = dir, message = string.format("%s %s: the kernels' facts could not be computed", r.kind, tostring(r.key)) }
       else
@@ -171,7 +185,7 @@ function M.folder(dir, opts)
             to = run.labels[r.from] or r.from:sub(1, 12),
             outcome = outcome_of(r.verdict or "ok", effect), verdict = r.verdict or "ok",
             speedup = effect.measured and effect.speedup or nil, ci = effect.measured and effect.ci or nil,
-            measured = effect.measured == true,
+            measured = effect.measured == true, size = r.size,
             facts = before, facts_after = after,
             template = s.template and template_of(run, r.to, r.from) or nil,
             -- from: the kernel the optimization starts at; candidate: what it gives
@@ -199,10 +213,10 @@ function M.folders(dirs, opts)
     for _, x in ipairs(p) do problems[#problems + 1] = x end
   end
   table.sort(all, by_evidence)
-  -- One observation per (skill, T, F): the measured one first.
+  -- One observation per (skill, T, F, size): the measured one first.
   local kept, index = {}, {}
   for _, o in ipairs(all) do
-    local id = table.concat({ o.skill, o.evidence.from, o.evidence.candidate }, "|")
+    local id = table.concat({ o.skill, o.evidence.from, o.evidence.candidate, o.size or "" }, "|")
     local at = index[id]
     if not at then
       kept[#kept + 1] = o

@@ -17,6 +17,9 @@
 --   learn.copy(plain) -> a deep copy of plain data
 --   learn.values(observation) -> the flat values conditions are tested on
 --   learn.admits(record, values) -> true | false, blocking condition, kind
+--       (kind "evidence", with no condition, for a skill that never helped)
+--   learn.never_helped(record) -> true when every labelled observation of
+--       the skill is one where it did not help
 --   Misuse (no observation, an observation without evidence.run/key or
 --   outcome) raises: observations come from our own extraction.
 --
@@ -275,10 +278,19 @@ end
 
 M.values = values_of
 
+-- A skill measured only where it did not pay (the bfs queue lost on both
+-- graphs) has nothing to separate and so no condition: it is blocked by
+-- its evidence instead, everywhere, until an observation shows it paying.
+function M.never_helped(record)
+  local c = record.confidence
+  return c ~= nil and c.supporting == 0 and c.contradicting > 0
+end
+
 -- Whether a record admits a context (flat values as values_of gives):
 -- every precondition holds (an absent fact does not) and no guard does.
 -- Returns true, or false and the condition that blocks, and its kind.
 function M.admits(record, values)
+  if M.never_helped(record) then return false, nil, "evidence" end
   for _, c in ipairs(record.preconditions) do
     if describe.holds(c, values) ~= true then return false, c, "precondition" end
   end
@@ -289,14 +301,14 @@ function M.admits(record, values)
 end
 
 local function step_of(o)
-  if o.from and o.to then return o.from .. " -> " .. o.to end
+  if o.from and o.to then return o.from .. " -> " .. o.to .. (o.size and " (at " .. o.size .. ")" or "") end
 end
 
 local function ref_of(o)
   local e = o.evidence
   return { run = e.run, key = e.key, candidate = e.candidate, kind = e.kind, lineage = o.lineage,
            step = step_of(o), outcome = o.outcome, speedup = o.speedup, measured = o.measured,
-           verdict = o.verdict }
+           verdict = o.verdict, size = o.size }
 end
 
 -- ---- ordering -----------------------------------------------------------------------
@@ -717,10 +729,11 @@ local function intent_of(transform, obs, opts)
   end
   local intent = first_with(obs, "intent")
   if intent then return intent end
-  local o = obs[1]
   if transform then return "apply the " .. transform .. " transform" end
+  local o = obs[1] -- the step itself, not a size probe of it
+  for _, x in ipairs(obs) do if not x.size then o = x break end end
   return string.format("the change%s%s, as the walk saw it", o.lineage and (" of " .. o.lineage) or "",
-    step_of(o) and (" " .. step_of(o)) or "")
+    o.from and o.to and (" " .. o.from .. " -> " .. o.to) or "")
 end
 
 -- ---- the entry points ---------------------------------------------------------------------

@@ -7,7 +7,8 @@
 --     row = { skill = id, site = key, line = n, transform = T | nil,
 --             status = "candidate" | "blocked",
 --             blocked_by = { condition = c | nil, kind = "precondition" |
---                            "guard" | "pattern", text = English } | nil,
+--                            "guard" | "pattern" | "evidence" (it never
+--                            helped where measured), text = English } | nil,
 --             unknown = { condition... } (conditions whose fact is absent) }
 --     rows go in the order of line, then skill id, then site.
 --
@@ -29,6 +30,7 @@
 --     is listed in `unknown`, as absent preconditions are.
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
+local learn = require "klineage.skills.learn"
 local transforms = require "klineage.transforms"
 local verdicts = require "klineage.verdicts"
 
@@ -72,6 +74,9 @@ end
 
 -- Reads the record's conditions over values; fills row.status, blocked_by, unknown.
 local function judge(row, r, values, after_why)
+  if learn.never_helped(r) then
+    row.blocked_by = { kind = "evidence", text = "never seen to help: " .. tostring(r.confidence.why) }
+  end
   for _, c in ipairs(r.preconditions) do
     local holds = describe.holds(c, values)
     if holds == nil then

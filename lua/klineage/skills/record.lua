@@ -22,7 +22,7 @@
 --   confidence = { supporting = n, contradicting = n,
 --                  level = "seen once" | "low" | "medium" | "high" [, why = text] }
 --   evidence = { { run = text, key = text [, candidate, lineage, step, kind,
---                  site, from, to, backend, arch, verdict = text]
+--                  site, from, to, backend, arch, verdict, size = text]
 --                  [, outcome = helped | no_difference | hurt | wrong | rejected]
 --                  [, speedup = number] [, ci = { lo, hi }] [, measured = boolean]
 --                  [, params = { NAME = scalar }] }... }
@@ -172,13 +172,13 @@ end
 local EVIDENCE_FIELDS = {
   run = true, key = true, candidate = false, lineage = false, step = false, kind = false, site = false,
   from = false, to = false, backend = false, arch = false, verdict = false, outcome = false, speedup = false,
-  ci = false, measured = false, params = false,
+  ci = false, measured = false, params = false, size = false,
 }
 
 local function want_evidence(path, e)
   want_fields(path, e, EVIDENCE_FIELDS)
   for _, k in ipairs({ "run", "key" }) do want_string(key_path(path, k), e[k]) end
-  for _, k in ipairs({ "candidate", "lineage", "step", "kind", "site", "from", "to", "backend", "arch", "verdict" }) do
+  for _, k in ipairs({ "candidate", "lineage", "step", "kind", "site", "from", "to", "backend", "arch", "verdict", "size" }) do
     if e[k] ~= nil then want_type(key_path(path, k), e[k], "string") end
   end
   if e.outcome ~= nil then want_one_of(path .. ".outcome", e.outcome, OUTCOME_SET, M.OUTCOMES) end

@@ -117,16 +117,12 @@ end
 -- the worker judges the current one; the gate then finds them cached.
 function Walk:judge(candidates, opts)
   opts = opts or {}
-  local cache, jobs = require "klineage.cache", {}
-  local ahead = math.max(1, host.cpu_count() - 1)
+  local ahead = require("klineage.cache").compile_ahead(candidates, self.ctx.arch)
   local results = {}
   local records = gate.evaluate_all(self.ctx, candidates, self.workload, {
     profile = self.backend == "cuda", baseline = self.baseline,
     before = function(i)
-      for k = i, math.min(i + ahead, #candidates) do
-        if not jobs[k] then jobs[k] = cache.spawn_compile(candidates[k].source, { arch = self.ctx.arch, name = candidates[k].label }) end
-      end
-      cache.finish(jobs[i]) -- a failure shows again, with its message, in the gate's compile stage
+      ahead(i)
       self:emit({ kind = "candidate", index = i, of = #candidates, label = candidates[i].label })
     end,
     after = function(i, r) self:emit({ kind = "verdict", index = i, of = #candidates, label = candidates[i].label, verdict = r.verdict }) end,
