@@ -141,15 +141,49 @@ describe("the walk report", function()
   end)
 end)
 
+describe("a journal of several walks", function()
+  it("numbers each walk's steps step-<walk>-N, all of class step", function()
+    -- The fixture's walk twice: its walk records again under a second walk id.
+    local dir = unpack_fixture("walk-reduction-breadth-cuda")
+    local lines, again = {}, {}
+    for line in io.lines(dir .. "/journal.jsonl") do
+      lines[#lines + 1] = line
+      local rec = cjson.decode(line)
+      if tostring(rec.kind):match("^walk_") then
+        rec.walk = "second-" .. rec.walk
+        if rec.key then rec.key = "second-" .. rec.key end
+        again[#again + 1] = cjson.encode(rec)
+      end
+    end
+    write_file(dir .. "/journal.jsonl", table.concat(lines, "\n") .. "\n" .. table.concat(again, "\n") .. "\n")
+    local html = assert(report.render(dir)).html
+    expect(count(html, '<section class="step"')):equals(6)
+    for w = 1, 2 do
+      for n = 1, 3 do expect(html):contains(string.format('<section class="step" id="step-%d-%d">', w, n)) end
+    end
+    expect(html):never_contains('id="step-1">')
+    expect(html):contains("<h2>Walk 2</h2>")
+    expect(charts_named(html)):equals(4)
+  end)
+end)
+
 describe("outside text in a report", function()
   -- The fixture with a kernel comment and a step label that try to break
   -- out of the page.
   local dir = unpack_fixture("walk-reduction-breadth-cuda")
   local hostile = "// </code></pre><script>alert(1)</script><img src=http://evil.example/x.png> ]]> --> `x` | y"
   local steps = records_of(dir, "walk_step")
-  local path = dir .. "/src/" .. steps[2].to .. ".cu"
-  local text = read_file(path):gsub("#define BLOCK 128", "#define BLOCK 128 " .. hostile, 1)
-  write_file(path, text)
+  -- Step 2 changes BLOCK from 256 to 128: the hostile text goes where the
+  -- diff shows it unmarked (the end both lines share), marked (the change)
+  -- and as context (the next line).
+  for _, sha in ipairs({ steps[2].from, steps[2].to }) do
+    local path = dir .. "/src/" .. sha .. ".cu"
+    local text = read_file(path)
+    text = text:gsub("(#define BLOCK %d+[^\n]*)", "%1 " .. hostile, 1)
+    text = text:gsub("#define GRID_BLOCKS 1056", "#define GRID_BLOCKS 1056 " .. hostile, 1)
+    if sha == steps[2].to then text = text:gsub("#define BLOCK 128", "#define BLOCK 128 /* <script>alert(3)</script> */", 1) end
+    write_file(path, text)
+  end
   local lines = {}
   for line in io.lines(dir .. "/journal.jsonl") do
     local rec = cjson.decode(line)
@@ -166,6 +200,10 @@ describe("outside text in a report", function()
     self_contained(r.html)
     expect(r.html):contains("&lt;script&gt;alert(1)&lt;/script&gt;")
     expect(r.html):contains("&lt;script&gt;alert(2)&lt;/script&gt;")
+    local s2 = r.html:match('<section class="step" id="step%-2">(.-)</section>')
+    expect(s2):contains('<span class="ctx"> #define GRID_BLOCKS 1056 // &lt;/code&gt;&lt;/pre&gt;&lt;script&gt;')
+    expect(s2):contains("<mark>128 /* &lt;script&gt;alert(3)&lt;/script&gt; */</mark>")
+    expect(s2):matches('<span class="add">%+#define BLOCK <mark>[^\n]-</mark>[^<]*// threads[^<]*&lt;script&gt;alert%(1%)')
     expect(r.html):never_contains("<strong>bold</strong>")
     expect(r.html):never_contains("evil.example/x.png\">")
     expect(count(r.html, '<section class="step"')):equals(3)
