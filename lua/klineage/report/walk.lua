@@ -300,11 +300,22 @@ local function evidence_anchors(walks)
 end
 
 local function refs_md(list, at)
-  local out = {}
+  local out, seen = {}, {}
   for _, ev in ipairs(list or {}) do
     local a = ev.key and at[ev.key]
-    if a then out[#out + 1] = string.format("[%s](#%s)", a:gsub("%-", " "), a) end
+    if a and not seen[a] then
+      seen[a] = true
+      out[#out + 1] = a
+    end
   end
+  -- in the page's order: step-2 before step-10, walk by walk
+  local function key(a)
+    local nums = {}
+    for n in a:gmatch("%d+") do nums[#nums + 1] = string.format("%09d", tonumber(n)) end
+    return table.concat(nums, ".")
+  end
+  table.sort(out, function(x, y) return key(x) < key(y) end)
+  for i, a in ipairs(out) do out[i] = string.format("[%s](#%s)", (a:gsub("%-", " ")), a) end
   return #out > 0 and (" — evidence: " .. table.concat(out, ", ")) or ""
 end
 
