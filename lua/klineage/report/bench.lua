@@ -25,13 +25,17 @@ local function workload_of(run, evaluations)
   local w = { name = run.workload or "?", lineage = {}, params = {} }
   for i, r in ipairs(evaluations) do w.lineage[i] = r.candidate and r.candidate.label or tostring(i) end
   local journaled_spec = run.first.specs and run.first.specs[1] or {}
-  local ok, spec = false, nil
-  for _, ref in ipairs({ journaled_spec.path, w.name }) do
-    if not spec and type(ref) == "string" then ok, spec = pcall(require("klineage.workload").load, ref) end
-    if not ok then spec = nil end
+  local refs, spec = {}, nil
+  if type(journaled_spec.path) == "string" then refs[#refs + 1] = journaled_spec.path end
+  refs[#refs + 1] = w.name
+  for _, ref in ipairs(refs) do
+    if not spec then
+      local ok, loaded = pcall(require("klineage.workload").load, ref)
+      spec = ok and loaded or nil
+    end
   end
   local note
-  if ok and spec then
+  if spec then
     w.kernel, w.rate, w.vendor, w.params = spec.kernel, spec.rate, spec.vendor, spec.params
     local journaled = run.first.specs and run.first.specs[1] and run.first.specs[1].sha256
     if journaled and spec.sha256 and journaled ~= spec.sha256 then

@@ -19,7 +19,6 @@
 --           the spec's name, source(sha256) -> text | nil }
 -- optimize and eval reports are kinds to add here when those commands
 -- exist: a module and one line in each table.
-local doc = require "klineage.report.doc"
 local files = require "klineage.files"
 local journal = require "klineage.journal"
 local page = require "klineage.report.page"
@@ -125,7 +124,5 @@ function M.after_run(command, dir, quiet)
     command, (why:gsub("\n.*", "")), files.display(dir)))
   return nil
 end
-
-M.doc = doc
 
 return M
