@@ -141,6 +141,22 @@ describe("the walk report", function()
   end)
 end)
 
+describe("klineage walk", function()
+  it("writes its report at the end; an emu walk's first kernel comes from the lineage", function()
+    local root = scratch_dir()
+    local out, code = klineage("walk", "transpose", "--backend", "emu", "--policy", "recorded", "--max-steps", "1",
+      "--journal", root, "--run", "w")
+    expect(code):equals(0)
+    expect(out):contains("klineage walk: report: " .. root .. "/w/report.html\n")
+    local html = read_file(root .. "/w/report.html")
+    expect(html):contains('<meta name="klineage-report" content="walk">')
+    expect(html):contains('<section class="step" id="step-1">')
+    expect(html):contains('<pre class="diff">')
+    expect(html):contains("No chart: nothing in this walk was timed")
+    self_contained(html)
+  end)
+end)
+
 describe("a journal of several walks", function()
   it("numbers each walk's steps step-<walk>-N, all of class step", function()
     -- The fixture's walk twice: its walk records again under a second walk id.

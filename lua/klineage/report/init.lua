@@ -16,7 +16,8 @@
 -- A kind's module has
 --   M.build(run) -> doc (klineage.report.doc), title
 --   run = { dir, id, records, warnings, first (the run record), workload =
---           the spec's name, source(sha256) -> text | nil }
+--           the spec's name, source(sha256) -> text | nil (src/, else the
+--           workload's lineage file of that hash) }
 -- optimize and eval reports are kinds to add here when those commands
 -- exist: a module and one line in each table.
 local files = require "klineage.files"
@@ -71,9 +72,31 @@ local function open_run(dir)
   local cache = {}
   local run = { dir = dir, id = first.run or dir:match("([^/]+)/*$"), records = records, warnings = warnings, first = first,
                 workload = spec and spec.name }
+  -- A kernel's text by its sha256: the run folder's src/, else the
+  -- workload's lineage as it is now, when a version there has that hash
+  -- (a walk's first kernel is stored only once something compares with it).
+  local lineage
+  local function from_lineage(sha)
+    if not lineage then
+      lineage = {}
+      local refs = {}
+      if spec and type(spec.path) == "string" then refs[#refs + 1] = spec.path end
+      if spec and type(spec.name) == "string" then refs[#refs + 1] = spec.name end
+      for _, ref in ipairs(refs) do
+        local ok, w = pcall(require("klineage.workload").load, ref)
+        if ok and w and next(lineage) == nil then
+          for _, file in ipairs(w.lineage or {}) do
+            local text = files.read_text(w.dir .. "/" .. file)
+            if text then lineage[require("kl.hash").sha256(text)] = text end
+          end
+        end
+      end
+    end
+    return lineage[sha]
+  end
   function run.source(sha)
     if type(sha) ~= "string" or not sha:match("^%x+$") then return nil end
-    if cache[sha] == nil then cache[sha] = files.read_text(dir .. "/src/" .. sha .. ".cu") or false end
+    if cache[sha] == nil then cache[sha] = files.read_text(dir .. "/src/" .. sha .. ".cu") or from_lineage(sha) or false end
     return cache[sha] or nil
   end
   return run

@@ -261,8 +261,8 @@ local function step_section(d, run, w, s, ix, backend)
   local labels = s.labels or {}
   local from, to = label(ix, s.from, labels.from), label(ix, s.to, labels.to)
   d:md(string.format("### Step %s: %s → %s", tostring(int(s.step)), code(from), code(to)))
-  d:md(string.format("Made by %s. Verdict: %s. Effect: %s. Explained: %s.", md(common.producer(s.producer)), md(s.verdict or "?"),
-    md(common.effect(s.effect, backend)), md(explained_text(s.explained))))
+  d:md(string.format("Made by %s. Verdict: %s. Effect: %s.%s", md(common.producer(s.producer)), md(s.verdict or "?"),
+    md(common.effect(s.effect, backend)), s.explained and (" Explained: " .. md(explained_text(s.explained)) .. ".") or ""))
   d:md("#### The diff\n\nFrom the kernel before the step (-) to the simpler one (+); marks show the text each change touches.")
   local a, b = run.source(s.from), run.source(s.to)
   if a and b then
