@@ -132,6 +132,8 @@ describe("the walk report", function()
     expect(html):never_contains("<p>|")
     expect(charts_named(html)):equals(2)
     self_contained(html)
+    -- long kernel lines scroll inside their block instead of widening the page
+    expect(html:match("<style>(.-)</style>")):matches("\npre {[^}]*overflow%-x: auto;")
   end)
 
   it("renders the same page twice (nothing but the journal goes in)", function()
