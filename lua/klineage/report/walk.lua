@@ -35,6 +35,8 @@ local function walks_of(run)
     return by[id]
   end
   for _, r in ipairs(run.records) do
+    -- a record without a walk id (an older journal) belongs to one walk of its own
+    if tostring(r.kind):match("^walk_") and not r.walk then r = setmetatable({ walk = "" }, { __index = r }) end
     if r.kind == "walk_step" and r.walk then
       local w = walk(r.walk)
       if not w.seen[r.key or r.seq] then
