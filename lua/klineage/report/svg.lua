@@ -145,7 +145,8 @@ function M.bar_chart(spec)
   local maxlen = 0
   for _, b in ipairs(bars) do maxlen = math.max(maxlen, utf8.len(short(b.label, 28)) or #b.label) end
   local w, h = spec.width or 720, (spec.height or 340) + math.floor(maxlen * 4.2)
-  local left, right, top = 64, w - 16, 30
+  -- the first bar's rotated label reaches left of its bar: room for it
+  local left, right, top = math.max(64, math.floor(maxlen * 4.6) - 10), w - 16, 30
   local bottom = h - 16 - math.floor(maxlen * 4.2) - 8
   local desc = {}
   for _, b in ipairs(bars) do
@@ -183,7 +184,8 @@ function M.bar_chart(spec)
     local y = scale(spec.reference.value)
     line(out, left, y, right, y, string.format('stroke="%s" stroke-width="1.5" stroke-dasharray="6 4"', M.COLOURS[2]))
     text(out, right - 4, y - 5, string.format("%s %s %s", spec.reference.label, M.number(spec.reference.value), unit),
-      string.format('text-anchor="end" font-size="11" fill="%s"', M.COLOURS[2]))
+      -- a white halo keeps the label readable over a bar
+      string.format('text-anchor="end" font-size="11" fill="%s" stroke="#ffffff" stroke-width="3" paint-order="stroke"', M.COLOURS[2]))
   end
   out[#out + 1] = "</svg>"
   return table.concat(out, "\n")
