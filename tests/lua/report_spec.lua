@@ -285,6 +285,23 @@ describe("klineage report", function()
     expect(out):contains("no report kind (bench, walk)")
   end)
 
+  it("never costs a bench its run: a report that cannot render is said on stderr, the exit code stays", function()
+    -- a home whose reports/ has no page template
+    local home, real = scratch_dir(), require("kl.host").home
+    for _, d in ipairs({ "lua", "gpu", "skills", "examples" }) do assert(os.execute(string.format("ln -s '%s/%s' '%s/%s'", real, d, home, d))) end
+    assert(os.execute(string.format("mkdir -p '%s/reports/style' && cp '%s/reports/style/report.css' '%s/reports/style/'", home, real, home)))
+    local root = scratch_dir()
+    local h = io.popen(string.format("env KLINEAGE_HOME='%s' '%s' bench '%s' --backend fake --max-seconds 0.05 --journal '%s' 2>&1", home,
+      require("kl.host").executable(), here .. "/../fixtures/workloads/saxpy_sizes", root))
+    local out = h:read("a")
+    local _, _, code = h:close()
+    expect(code):equals(0)
+    expect(out):matches("klineage bench: the report could not be rendered %(the report template: cannot open [^\n]*%); the run is kept: klineage report ")
+    local run = out:match("the run is kept: klineage report (%S+)\n")
+    expect(#records_of(run, "evaluation")):equals(2)
+    expect(io.open(run .. "/report.html")):is_nil()
+  end)
+
   it("never loses a run: a report that cannot render is said, and nothing raises", function()
     local dir = scratch_dir()
     write_file(dir .. "/journal.jsonl", "not json\n")
