@@ -85,6 +85,10 @@ back from the journal, not judged again. A lineage file that cannot be read
 (missing, not a regular file, over 4 MiB, binary) is a row with the verdict
 bad_input and the reason, journaled like any other.
 
+At its end the bench writes the run's report, RUN/report.md and
+RUN/report.html (see klineage report); a report that cannot be rendered is
+said on stderr and changes nothing else.
+
 Exit code: 0 when every version was judged (whatever its verdict), 1 when
 the bench stopped early (the journal could not be written: the rows judged
 so far are printed, and the journal keeps every record written before), 2
@@ -192,6 +196,7 @@ options:
       if lost_i then done[lost_i] = lost end
       local judged = 0
       for _ in pairs(done) do judged = judged + 1 end
+      require("klineage.report").after_run("bench", run_dir)
       if a.json then
         local list = {}
         for i = 1, #w.lineage do list[#list + 1] = done[i] end
@@ -209,6 +214,8 @@ options:
         run_dir and "; resume with --resume " .. files.display(run_dir) or ""))
       return 1
     end
+    -- The report before the last lines, which scripts read.
+    require("klineage.report").after_run("bench", run_dir)
     if a.json then
       print((require("cjson").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = records }):gsub("\\/", "/")))
       return 0

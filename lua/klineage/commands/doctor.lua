@@ -40,6 +40,7 @@ local function gather(home)
   check(report, "cmark", true, function()
     local md = require "kl.md"
     assert(md.html("*x*"):find("<em>x</em>", 1, true), "cmark did not render emphasis")
+    assert(md.html("| a |\n|---|\n| b |\n"):find("<table>", 1, true), "cmark-gfm did not render a table (reports need its table extension)")
     return md.version, md.library()
   end)
   check(report, "libcurl", true, function()

@@ -64,6 +64,11 @@ examples/walk_smallest_step.lua):
 A killed walk resumes with --resume RUN (or --run NAME again): every
 judgement already in the journal is reused and no gate cycle is paid twice.
 
+At its end the walk writes the run's report, RUN/report.md and
+RUN/report.html (see klineage report; --quiet leaves out the line naming
+it); a report that cannot be rendered is said on stderr and changes
+nothing else.
+
 Exit code: 0 when the walk ran (whatever it found), 1 when it stopped on a
 failure of the engine, 2 for bad input.
 
@@ -111,6 +116,8 @@ options:
       progress = not a.quiet and progress_printer(io.stderr) or nil })
     local run_dir = ctx.run and ctx.run.dir
     ctx:close()
+    -- The report before the summary, so that the summary stays the last output.
+    require("klineage.report").after_run("walk", run_dir, a.quiet)
     if not summary then
       io.stderr:write("klineage walk: ", tostring(f), "\n")
       return f.verdict == "bad_input" and 2 or 1
