@@ -1,6 +1,6 @@
 # Thin wrappers over CMake, so the README's two commands do all the set-up.
 #   make run    install dependencies, build, run the main job
-#   make test   install dependencies, build with -Werror, run the CPU test suite
+#   make test   install dependencies (Chromium too), build with -Werror, run the CPU test suite
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
@@ -21,7 +21,11 @@ run: build
 	$(BUILD)/bin/klineage compile gpu/examples/saxpy.cu
 	$(BUILD)/bin/klineage bench sgemm
 
+# The browser check of the HTML reports (label browser) needs headless
+# Chromium: installed here, so that CI (CI=true, where a missing Chromium
+# fails the check instead of skipping it) has it.
 test: build
+	scripts/install-deps.sh scripts/packages.txt scripts/browser-packages.txt
 	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
 
 # The shipped skill repository (skills/sm_90), learned again from the H200
@@ -37,11 +41,12 @@ skills: build
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 # NVRTC keeps allocations alive until exit, so leak checking is off. The
 # transforms' lineage property tests (label transform) are Lua over the
-# same emu gate the rest of the suite runs; they run in `make test` only.
+# same emu gate the rest of the suite runs; they run in `make test` only,
+# as does the browser check (label browser: Chromium, not the engine's C).
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DKL_WERROR=ON -DKL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform' --output-on-failure -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser' --output-on-failure -j$(JOBS)
 
 # Short libFuzzer runs of the parser and the pattern compiler (clang).
 test-fuzz:

@@ -1,8 +1,10 @@
 #!/bin/sh
 # install-deps.sh [LIST...]: installs the Debian packages named in the
 # lists (default: scripts/packages.txt, what klineage needs to build and
-# run; scripts/fuzz-packages.txt adds the fuzzers' compiler). Does nothing
-# when they are all present. Needs root (or sudo) to install.
+# run; scripts/fuzz-packages.txt adds the fuzzers' compiler,
+# scripts/browser-packages.txt the headless Chromium of the report
+# check). Does nothing when they are all present. Needs root (or sudo) to
+# install.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 0 ] && set -- "$here/packages.txt"
