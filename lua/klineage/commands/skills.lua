@@ -258,8 +258,9 @@ local VERB_NAMES = "list, show, explain, match, learn, probe, merge, transfer"
 return {
   flags = FLAGS,
   summary = "the skill repository: list, show, explain, match a kernel, learn, probe, merge, transfer",
-  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|learn RUN... --out DIR|probe WORKLOAD... [--walks RUN]|merge DIR... --out DIR|transfer --to ARCH "
-    .. "[--dir DIR] [--workload SPEC] [--arch ARCH] [--json]",
+  usage = "usage: klineage skills list|show ID|explain ID|match KERNEL.cu|learn RUN... --out DIR|probe WORKLOAD...|merge DIR... --out DIR|transfer --to ARCH "
+    .. "[--dir DIR] [--workload SPEC] [--arch ARCH] [--json] [--walks RUN] [--kinds K,K] [--seconds S] [--budget N] "
+    .. "[--backend NAME] [--journal DIR]",
   help = [[
 The skill repository is a folder of skill records, skills/<arch>/<id>.lua
 (default: skills/sm_90 of the klineage home), each a plain Lua table
