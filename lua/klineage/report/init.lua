@@ -18,8 +18,8 @@
 --   run = { dir, id, records, warnings, first (the run record), workload =
 --           the spec's name, source(sha256) -> text | nil (src/, else the
 --           workload's lineage file of that hash) }
--- optimize and eval reports are kinds to add here when those commands
--- exist: a module and one line in each table.
+-- The eval report is a kind to add here when that command exists: a
+-- module and one line in each table.
 local files = require "klineage.files"
 local journal = require "klineage.journal"
 local page = require "klineage.report.page"
@@ -30,11 +30,13 @@ local M = {}
 
 M.KINDS = {
   bench = "klineage.report.bench",
+  optimize = "klineage.report.optimize",
   walk = "klineage.report.walk",
 }
 
 -- A journal made by a script: the first record kind found names its kind.
 M.DETECT = {
+  { record = "decision", kind = "optimize" },
   { record = "walk_step", kind = "walk" },
   { record = "walk_end", kind = "walk" },
   { record = "evaluation", kind = "bench" },

@@ -3,7 +3,8 @@
 --
 --   match.kernel(records, text, opts) -> rows | nil, failure (bad_input)
 --     opts = { workload = w (klineage.workload.load, optional), params = p
---              (over w.params), arch = "sm_90" (default) }
+--              (over w.params), arch = "sm_90" (default), record = the
+--              kernel's gate record (its profile facts; optional) }
 --     row = { skill = id, site = key, line = n, transform = T | nil,
 --             status = "candidate" | "blocked",
 --             blocked_by = { condition = c | nil, kind = "precondition" |
@@ -157,7 +158,8 @@ function M.kernel(records, text, opts)
   local entry, ef = entry_of(unit, opts.workload)
   if not entry then return nil, ef end
   local fopts = { workload = opts.workload, params = opts.params, arch = opts.arch }
-  local before, ff = facts.of(text, entry, fopts)
+  -- the kernel's own gate record, when it has one, adds its profile facts
+  local before, ff = facts.of(text, entry, { workload = opts.workload, params = opts.params, arch = opts.arch, record = opts.record })
   if not before then return nil, ff end
   local cache = {}
   local ctx = {

@@ -60,29 +60,11 @@ M.POLICIES = { "recorded", "greedy", "breadth" }
 M.MAX_STEPS = 40
 
 function M.load_policy(ref)
-  if type(ref) == "table" then return ref end
-  local p
-  if type(ref) == "string" and ref:match("^[%w_]+$") then
-    local ok, mod = pcall(require, "klineage.walk.policies." .. ref)
-    if not ok then
-      if tostring(mod):find("not found", 1, true) then
-        return nil, verdicts.failure("bad_input", string.format("no policy named '%s' (built in: %s; or give a .lua file)",
-          ref, table.concat(M.POLICIES, ", ")))
-      end
-      error(mod, 0)
+  return require("klineage.policy").load(ref, { module = "klineage.walk.policies", names = M.POLICIES, check = function(p)
+    if type(p.step) ~= "function" then
+      return "a walk policy returns { name = string, step = function(walk) ... } (see walk/init.lua)"
     end
-    p = mod
-  else
-    local chunk, err = loadfile(tostring(ref))
-    if not chunk then return nil, verdicts.failure("bad_input", "cannot load the policy: " .. tostring(err)) end
-    local ok, mod = pcall(chunk)
-    if not ok then return nil, verdicts.failure("bad_input", "the policy raised while loading: " .. tostring(mod)) end
-    p = mod
-  end
-  if type(p) ~= "table" or type(p.step) ~= "function" or type(p.name) ~= "string" then
-    return nil, verdicts.failure("bad_input", "a policy returns { name = string, step = function(walk) ... } (see walk/init.lua)")
-  end
-  return p
+  end })
 end
 
 local Walk = {}

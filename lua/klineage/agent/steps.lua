@@ -1,0 +1,181 @@
+-- The orchestrator's default steps (agent/init.lua runs them; a policy
+-- file may replace any of them). Each takes the agent first:
+--   agent.current = { source, sha256, label, record (its gate record) }
+--   agent.skills, agent.workload, agent.ctx, agent.backend, agent.llm
+--
+--   steps.candidates(agent) -> rows: skills.match rows of the current
+--       kernel that are admitted, one per parameter set to try; the
+--       blocked ones are journaled as skipped, with what blocked them
+--   steps.rank(agent, rows) -> rows, best first: expected gain (the
+--       skill's median measured speedup) times its confidence, then the
+--       cheaper materialization (transform, template, llm), then id
+--   steps.materialize(agent, row) -> { source, params, by } | nil, why
+--   steps.accept(agent, row, result) -> true | false, why (English)
+local describe = require "klineage.skills.describe"
+local learn = require "klineage.skills.learn"
+local match = require "klineage.skills.match"
+local serialize = require "klineage.skills.serialize"
+local transforms = require "klineage.transforms"
+
+local M = {}
+
+M.CONFIDENCE_WEIGHT = { high = 1.0, medium = 0.75, low = 0.5, ["seen once"] = 0.35 }
+M.MAX_PARAM_SETS = 3 -- parameter sets tried per skill and site, from its evidence
+local COST = { transform = 1, template = 2, llm = 3 }
+
+local function by_id(agent)
+  if not agent.skill_index then
+    agent.skill_index = {}
+    for _, r in ipairs(agent.skills) do agent.skill_index[r.id] = r end
+  end
+  return agent.skill_index
+end
+
+-- "reuse.A = 64 ≥ 8": each admitting condition with the value it read.
+-- Facts "_after" were read by match on the transformed kernel.
+local function because(r, values)
+  local function reading(fact)
+    if values[fact] ~= nil then return string.format("%s = %s", fact, describe.value(fact, values[fact])) end
+    if fact:match("_after$") then return "read on the changed kernel" end
+    return fact .. " unknown"
+  end
+  local out = {}
+  for _, c in ipairs(r.preconditions) do
+    out[#out + 1] = string.format("%s (%s)", describe.condition(c), reading(c[1]))
+  end
+  for _, g in ipairs(r.guards) do
+    out[#out + 1] = string.format("not %s (%s)", describe.condition(g), reading(g[1]))
+  end
+  if #out == 0 then out[1] = "no precondition or guard was learned: it matched the pattern" end
+  return out
+end
+
+-- The parameter sets a transform skill is tried with: its materialization's
+-- own, then the distinct ones of its helped evidence.
+local function param_sets(r)
+  local sets, seen = {}, {}
+  local function add(p)
+    local key = serialize.value(p or {})
+    if not seen[key] and #sets < M.MAX_PARAM_SETS then seen[key] = true sets[#sets + 1] = { params = p, key = key } end
+  end
+  add(r.materialize.params)
+  for _, e in ipairs(r.evidence) do
+    if e.outcome == "helped" and e.params then add(e.params) end
+  end
+  return sets
+end
+
+function M.candidates(agent)
+  local rows, f = match.kernel(agent.skills, agent.current.source, { workload = agent.workload, arch = agent.ctx.arch,
+                                                                      record = agent.current.record })
+  if not rows then error("the current kernel cannot be matched: " .. tostring(f.message), 0) end
+  local out, skills = {}, by_id(agent)
+  local values = nil
+  for _, row in ipairs(rows) do
+    local r = skills[row.skill]
+    if row.status == "blocked" then
+      agent:decide(row, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
+    else
+      values = values or learn.values({ facts = require("klineage.facts").of(agent.current.source, agent.workload.kernel,
+        { workload = agent.workload, arch = agent.ctx.arch, record = agent.current.record }).values, facts_after = {} })
+      for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
+        local tried = agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
+        if not agent.tried[tried] then
+          out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r,
+                            params = set.params, params_key = set.key, because = because(r, values) }
+        end
+      end
+    end
+  end
+  return out
+end
+
+local function score(row)
+  local r = row.record
+  local s = r.effect and r.effect.speedup and r.effect.speedup.median or 1
+  return (s - 1) * (M.CONFIDENCE_WEIGHT[r.confidence.level] or 0.25)
+end
+
+local function cost(row)
+  local m = row.record.materialize
+  return m.transform and COST.transform or m.template and COST.template or COST.llm
+end
+
+function M.rank(_, rows)
+  for _, row in ipairs(rows) do row.score, row.cost = score(row), cost(row) end
+  table.sort(rows, function(a, b)
+    if a.score ~= b.score then return a.score > b.score end
+    if a.cost ~= b.cost then return a.cost < b.cost end
+    if a.skill ~= b.skill then return a.skill < b.skill end
+    if tostring(a.site) ~= tostring(b.site) then return tostring(a.site) < tostring(b.site) end
+    return a.params_key < b.params_key
+  end)
+  return rows
+end
+
+-- A template's hunks, each found once in the kernel's text and replaced by
+-- its other side; nil when any is missing (the kernel is not the one the
+-- template came from).
+local function apply_template(text, t)
+  local SEP = "\n/* ... */\n"
+  local before, after = {}, {}
+  for part in (t.before .. SEP):gmatch("(.-)" .. SEP:gsub("%p", "%%%0")) do before[#before + 1] = part end
+  for part in (t.after .. SEP):gmatch("(.-)" .. SEP:gsub("%p", "%%%0")) do after[#after + 1] = part end
+  if #before ~= #after then return nil end
+  for i, b in ipairs(before) do
+    if b == "" then return nil end -- an insertion has no anchor to find
+    local at = text:find(b, 1, true)
+    if not at or text:find(b, at + 1, true) then return nil end
+    text = text:sub(1, at - 1) .. after[i] .. text:sub(at + #b)
+  end
+  return text
+end
+
+function M.materialize(agent, row)
+  local m = row.record.materialize
+  if m.transform then
+    for _, site in ipairs(transforms.sites(agent.current.source, { names = { m.transform }, direction = "apply" })) do
+      if site.key == row.site then
+        local text, f = transforms.run(site, row.params)
+        if text and text ~= agent.current.source then return { source = text, params = row.params, by = "transform" } end
+        return nil, "the transform did not apply: " .. (f and f.message or "it changed nothing")
+      end
+    end
+    return nil, "the transform's site is gone from the current kernel"
+  end
+  if m.template then
+    local text = apply_template(agent.current.source, m.template)
+    if text then return { source = text, by = "template" } end
+  end
+  if not agent.llm then
+    return nil, m.template and "the template's text is not in this kernel, and no LLM is configured to adapt it"
+      or "it needs an LLM, and none is configured"
+  end
+  local text, f = agent.llm({ skill = row.record, kernel = agent.current.source, workload = agent.workload, site = row.site })
+  if not text then return nil, "the LLM gave no usable kernel: " .. tostring(f and f.message or f) end
+  return { source = text, by = "llm" }
+end
+
+function M.accept(agent, row, result)
+  if result.verdict ~= "ok" then
+    local s = result.record.stages
+    local msg
+    for _, name in ipairs({ "compile", "correct", "profile" }) do
+      if s[name] and s[name].verdict and s[name].verdict ~= "ok" and s[name].verdict ~= "skipped" then msg = s[name].message break end
+    end
+    return false, string.format("the gate said %s%s", result.verdict, msg and (": " .. msg) or "")
+  end
+  local e = result.effect
+  if e.measured then
+    if e.outcome == "faster" then return true, string.format("correct and %.2fx faster (interval %.2f to %.2f)", e.speedup, e.ci[1], e.ci[2]) end
+    return false, string.format("correct but not faster beyond noise (%.3fx, %s)", e.speedup, e.outcome)
+  end
+  local s = row.record.effect and row.record.effect.speedup
+  if s and s.median > 1 then
+    return true, string.format("correct on %s; its speed was not measured there: accepted on the skill's evidence "
+      .. "(%.2fx median over %d measurements)", agent.backend, s.median, s.n)
+  end
+  return false, string.format("correct on %s, but nothing was measured and the skill's evidence shows no gain", agent.backend)
+end
+
+return M

@@ -1,0 +1,155 @@
+local args = require "klineage.args"
+
+local FLAGS = { workload = "string", skills = "string", budget = "number", llm = "string", policy = "string",
+                backend = "string", out = "string", journal = "string", run = "string", max_steps = "number",
+                json = "boolean", quiet = "boolean" }
+
+local function fmt_effect(e)
+  if not e then return "-" end
+  if not e.measured then return "not measured" end
+  return string.format("%.3fx [%.3f, %.3f]", e.speedup, e.ci[1], e.ci[2])
+end
+
+-- One line on a terminal, rewritten in place; nothing otherwise.
+local function progress_printer(out, t0)
+  local host = require "kl.host"
+  if not host.isatty(2) then return nil end
+  return function(e)
+    local b = e.budget
+    local used = b.limit and string.format("%d/%d", b.used, b.limit) or tostring(b.used)
+    if e.kind == "decision" then
+      out:write(string.format("\r\27[Kstep %d  %s: %s  cycles %s  %.0f s", e.step, e.skill:sub(1, 40), e.status, used,
+        host.clock() - t0))
+    elseif e.kind == "step" then
+      out:write(string.format("\r\27[Kstep %d  applied %s  %s\n", e.step, e.skill, fmt_effect(e.effect)))
+    elseif e.kind == "end" then
+      out:write("\r\27[K")
+    end
+    out:flush()
+  end
+end
+
+return {
+  flags = FLAGS,
+  summary = "optimize a kernel with the skills, under the gate and a counted budget",
+  usage = "usage: klineage optimize KERNEL.cu --workload SPEC [--skills DIR] [--budget N] [--llm PROVIDER] "
+    .. "[--policy klineage|FILE.lua] [--backend cuda|emu] [--out FILE] [--journal DIR] [--run NAME] [--max-steps N] "
+    .. "[--json] [--quiet]",
+  help = [[
+Optimizes KERNEL.cu, one kernel of the workload SPEC (a workload.lua, its
+folder, or a name under gpu/workloads; it describes the buffers, sizes and
+tolerance), with the skill repository. KERNEL.cu is the correctness
+reference: every candidate is checked against it, never against itself.
+
+Each step forms the candidates (the skills whose pattern matches a site,
+whose preconditions hold and whose guards do not fire), ranks them by
+expected gain times confidence, materializes the best by its transform,
+else its template, else the LLM, and gates it. A candidate is kept only
+when it is correct and, on cuda, faster than the current kernel beyond
+noise (the interleaved compare); otherwise the next one is tried. On emu
+nothing is timed: a correct candidate is kept on its skill's measured
+evidence, and the journal and report say that no effect was measured.
+It stops at the budget, at the step limit, or when no candidate is left.
+
+Every decision (applied, rejected, skipped and why, not materialized) is
+journaled; the run folder gets the optimized kernel (optimized.cu, or
+--out), and its report (klineage report RUN). A killed run resumes with
+--run NAME again: every judgement in the journal is reused.
+
+Exit code: 0 when the run ended (whatever it found), 1 when the input did
+not pass the gate or the engine failed, 2 for bad input.
+
+options:
+  --workload SPEC   the workload (required)
+  --skills DIR      the skill repository (default skills/<arch> of the home)
+  --budget N        gate cycles at most (default 30)
+  --llm PROVIDER    an LLM for the skills no transform or template can apply
+                    (lua/klineage/llm; default none)
+  --policy NAME     klineage (default) or a policy file (agent/policies/klineage.lua)
+  --backend NAME    cuda (default where a GPU answers) or emu
+  --out FILE        where the optimized kernel is written (default RUN/optimized.cu)
+  --journal DIR     the runs folder (default $KLINEAGE_RUNS, ...)
+  --run NAME        the run folder's name: created, or resumed when it exists
+  --max-steps N     accepted steps at most (default 20)
+  --json            print the summary as JSON
+  --quiet           no progress lines]],
+  run = function(argv)
+    local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
+    local files = require "klineage.files"
+    local host = require "kl.host"
+    if not a.workload then args.usage_error("klineage optimize needs --workload SPEC (the kernel's buffers, sizes and tolerance)") end
+    local budget = a.budget or 30
+    if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
+    if a.max_steps and (math.type(a.max_steps) ~= "integer" or a.max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
+    if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+    local text, rerr = files.read_text(a.positional[1])
+    if not text then args.usage_error("%s", rerr.message) end
+    local w = require("klineage.cli").load_workload(a.workload)
+    local agent = require "klineage.agent"
+    local policy, pf = agent.load_policy(a.policy or "klineage")
+    if not policy then args.usage_error("%s", pf.message) end
+    local llm
+    if a.llm then
+      local ok, mod = pcall(require, "klineage.llm")
+      if not ok then args.usage_error("--llm: this build has no LLM providers (lua/klineage/llm)") end
+      local provider, lf = mod.materializer(a.llm)
+      if not provider then args.usage_error("--llm: %s", lf.message) end
+      llm = provider
+    end
+    local dir = a.skills or (host.home or ".") .. "/skills/sm_90"
+    local records, sf = require("klineage.skills.store").load(dir)
+    if not records then args.usage_error("%s", sf.message) end
+    if #sf > 0 then args.usage_error("%s: %s", files.display(sf[1].path), sf[1].message) end
+    local runs = require "klineage.runs"
+    local resume = a.run and runs.find(a.run, a.journal) and a.run or nil
+    local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal, budget = budget,
+      resume = resume, run_id = not resume and a.run or nil, workloads = { w },
+      command = { "klineage", "optimize", table.unpack(argv) } }
+    if not ctx then
+      io.stderr:write("klineage optimize: ", cerr.message, "\n")
+      return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
+    end
+    local label = a.positional[1]:match("[^/]+$")
+    if not a.quiet then
+      io.stderr:write(string.format("klineage optimize: %s with %d skills from %s, policy %s, %s backend, budget %d%s\n", label,
+        #records, files.display(dir), policy.name, ctx.backend, budget, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
+    end
+    local summary, f = require("klineage.verdicts").catch(agent.optimize, ctx, w, { source = text, label = label, file = a.positional[1] },
+      { skills = records, policy = policy, llm = llm, max_steps = a.max_steps,
+        progress = not a.quiet and progress_printer(io.stderr, host.clock()) or nil })
+    local run_dir = ctx.run and ctx.run.dir
+    ctx:close()
+    if summary then
+      local out = a.out or (run_dir and run_dir .. "/optimized.cu")
+      if out then
+        local h, herr = io.open(out, "wb")
+        if not h then
+          io.stderr:write("klineage optimize: cannot write the optimized kernel: ", tostring(herr), "\n")
+          return 1
+        end
+        h:write(summary.final.source)
+        h:close()
+        summary.out = out
+      end
+    end
+    require("klineage.report").after_run("optimize", run_dir, a.quiet)
+    if not summary then
+      io.stderr:write("klineage optimize: ", tostring(f), "\n")
+      return f.verdict == "bad_input" and 2 or 1
+    end
+    summary.run = run_dir
+    if a.json then
+      summary.final.source = nil
+      print((require("cjson").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')))
+      return 0
+    end
+    io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d decisions, %d gate cycles, %.1f s; stopped: %s\n",
+      label, summary.policy, summary.backend, #summary.steps, summary.decisions, summary.cycles, summary.seconds, summary.stopped))
+    for _, s in ipairs(summary.steps) do
+      io.stdout:write(string.format("  %d. %-30s %-28s %s\n", s.step, s.skill, tostring(s.site), fmt_effect(s.effect)))
+    end
+    if not summary.measured then io.stdout:write("  (no effect was measured: the " .. summary.backend .. " backend times nothing)\n") end
+    if summary.out then io.stdout:write("optimized kernel: " .. files.display(summary.out) .. "\n") end
+    return 0
+  end,
+}

@@ -1,0 +1,167 @@
+-- The orchestrator (klineage.agent, klineage optimize) on emu: the example
+-- kernel of `make run` optimized with the shipped skills, every decision
+-- journaled, the input as the correctness reference, a wrong candidate
+-- never kept, the budget held, a resumed run charging nothing twice, and
+-- the optimize report regenerated from the journal.
+local agent = require "klineage.agent"
+local context = require "klineage.context"
+local files = require "klineage.files"
+local journal = require "klineage.journal"
+local store = require "klineage.skills.store"
+local workload = require "klineage.workload"
+
+local home = require("kl.host").home
+local example = home .. "/examples/optimize"
+local w = assert(workload.load(example .. "/workload.lua"))
+local input = { source = assert(files.read_text(example .. "/matmul.cu")), label = "matmul.cu" }
+local skills = assert(store.load(home .. "/skills/sm_90"))
+
+local function records_of(dir, kind)
+  local out = {}
+  for _, r in ipairs(assert(journal.read(dir .. "/journal.jsonl"))) do
+    if r.kind == kind then out[#out + 1] = r end
+  end
+  return out
+end
+
+describe("agent.optimize on emu", function()
+  local root = scratch_dir()
+  local ctx = assert(context.new { backend = "emu", journal = root, run_id = "a", budget = 12, workloads = { w } })
+  local summary = assert(agent.optimize(ctx, w, input, { skills = skills }))
+  ctx:close()
+  local dir = root .. "/a"
+
+  it("applies the skills the repository admits, and keeps only correct kernels", function()
+    expect(#summary.steps):at_least(1)
+    expect(summary.steps[1].skill):equals("coalesce")
+    if summary.final.source == input.source then fail("the final kernel is the input") end
+    expect(summary.measured):equals(false)
+    for _, r in ipairs(records_of(dir, "decision")) do
+      if r.status == "applied" then
+        expect(r.verdict):equals("ok")
+        expect(r.why):contains("not measured")
+      end
+    end
+  end)
+
+  it("judges every candidate against the input, and only the input against itself", function()
+    local evals = records_of(dir, "evaluation")
+    expect(#evals):at_least(2)
+    for i, e in ipairs(evals) do
+      expect(e.baseline.label):equals("matmul.cu")
+      if i == 1 then expect(e.baseline.self):equals(true) else expect(e.baseline.self):is_nil() end
+    end
+  end)
+
+  it("journals why each skill was skipped: the precondition, guard or evidence that blocked it", function()
+    local kinds = {}
+    for _, r in ipairs(records_of(dir, "decision")) do
+      if r.status == "skipped" then
+        expect(r.why):matches("%S")
+        if r.why:find("never seen to help", 1, true) then kinds.evidence = true end
+        if r.why:find("^precondition") then kinds.precondition = true end
+      end
+    end
+    expect(kinds.evidence):equals(true) -- restrict: it never helped in the walks and probes
+    expect(kinds.precondition):equals(true)
+  end)
+
+  it("resumes from its journal without charging a cycle twice, to the same kernel", function()
+    local again = assert(context.new { backend = "emu", journal = root, resume = "a", budget = 12, workloads = { w } })
+    local used0 = again.budget.used
+    local s = assert(agent.optimize(again, w, input, { skills = skills }))
+    again:close()
+    expect(s.cycles):equals(0)
+    expect(again.budget.used):equals(used0)
+    expect(s.final.sha256):equals(summary.final.sha256)
+  end)
+
+  it("renders the optimize report from the journal: a section per step, the applied and skipped skills", function()
+    local r = assert(require("klineage.report").write(dir))
+    local html = assert(files.read_text(r.html))
+    expect(html):contains('content="optimize"')
+    expect(html):contains('<section class="step" id="step-1">')
+    expect(html):contains("Applied")
+    expect(html):contains("Skipped")
+    expect(html):never_contains("<script")
+  end)
+end)
+
+describe("agent.optimize against hostile candidates", function()
+  -- A policy whose materializer gives a kernel that is wrong by one in a
+  -- single element: the gate must refuse it, and the loop go on.
+  local wrong_policy = {
+    name = "wrong-once",
+    materialize = function(a, row)
+      if row.skill == "coalesce" then
+        return { source = a.current.source:gsub("c%[i %* cols %+ j%] = sum;",
+          "c[i * cols + j] = (i == 7 && j == 3) ? sum + 1.0f : sum;"), by = "test" }
+      end
+      return require("klineage.agent.steps").materialize(a, row)
+    end,
+  }
+
+  it("never keeps a wrong kernel: it is rejected with the gate's verdict and the next skill is tried", function()
+    local root = scratch_dir()
+    local ctx = assert(context.new { backend = "emu", journal = root, run_id = "h", budget = 8, workloads = { w } })
+    local s = assert(agent.optimize(ctx, w, input, { skills = skills, policy = wrong_policy }))
+    ctx:close()
+    for _, st in ipairs(s.steps) do
+      if st.skill == "coalesce" then fail("the wrong coalesce candidate was kept") end
+    end
+    local rejected
+    for _, r in ipairs(records_of(root .. "/h", "decision")) do
+      if r.skill == "coalesce" and r.status == "rejected" then rejected = r end
+    end
+    if not rejected then fail("the wrong coalesce candidate was not journaled as rejected") end
+    expect(rejected.verdict):equals("wrong")
+  end)
+
+  it("stops at the budget, the input's own gate cycle counted", function()
+    local ctx = assert(context.new { backend = "emu", journal = false, budget = 2, workloads = { w } })
+    local s = assert(agent.optimize(ctx, w, input, { skills = skills }))
+    ctx:close()
+    expect(s.stopped):equals("budget_exhausted")
+    expect(s.cycles):equals(2)
+  end)
+
+  it("refuses an input that does not pass the gate, before any skill", function()
+    local ctx = assert(context.new { backend = "emu", journal = false, budget = 4, workloads = { w } })
+    local broken = { source = input.source:gsub("sum %+= ", "sum -= "), label = "broken.cu" }
+    local s, f = agent.optimize(ctx, w, broken, { skills = skills })
+    ctx:close()
+    expect(s):is_nil()
+    expect(f.verdict):equals("baseline_broken")
+  end)
+
+  it("loads a user's policy file, and says what is wrong with a bad one", function()
+    local path = scratch_dir() .. "/bad.lua"
+    local h = assert(io.open(path, "w"))
+    h:write('return { name = "bad", rank = 3 }')
+    h:close()
+    local p, f = agent.load_policy(path)
+    expect(p):is_nil()
+    expect(f.message):contains("rank must be a function")
+    expect(agent.load_policy("klineage").name):equals("klineage")
+    local _, nf = agent.load_policy("nope")
+    expect(nf.message):contains("no policy named 'nope'")
+  end)
+end)
+
+describe("klineage optimize", function()
+  it("needs a workload, and says so", function()
+    local out, code = klineage("optimize", example .. "/matmul.cu")
+    expect(code):equals(2)
+    expect(out):contains("--workload")
+  end)
+
+  it("writes the optimized kernel and the report into the run folder", function()
+    local root = scratch_dir()
+    local out, code = klineage("optimize", example .. "/matmul.cu", "--workload", example .. "/workload.lua", "--backend", "emu",
+      "--journal", root, "--run", "cli", "--budget", "6", "--quiet")
+    if code ~= 0 then fail("klineage optimize exited %s: %s", tostring(code), out) end
+    expect(out):contains("no effect was measured")
+    expect(files.read_text(root .. "/cli/optimized.cu")):contains("__global__")
+    expect(files.read_text(root .. "/cli/report.md")):contains("# Optimize")
+  end)
+end)
