@@ -15,6 +15,6 @@ case "$1" in
     exit 3
     ;;
   hang)
-    sleep 30
+    exec sleep 30
     ;;
 esac

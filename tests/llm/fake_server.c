@@ -11,6 +11,7 @@
  *                        Retry-After: 1; then as /ok/A
  *   /429date/N/T/A/...   as /429, Retry-After as an HTTP date 2 s ahead
  *   /500/N/T/A/...       the first N requests: 500; then as /ok/A
+ *   /drop/N/T/A/...      the first N requests: closed with no answer; then as /ok/A
  *   /hang/...            reads the request, never answers
  *   /echo/...            400, the body is the request's head and body
  *   /echo_ok/...         200, the answer text is the request's head and body
@@ -153,10 +154,13 @@ static int serve(int fd, const char *req, size_t len) {
   if (strcmp(mode, "hang") == 0) return 1;
   if (strcmp(mode, "ok") == 0 && segment(path, 1, a1, sizeof a1)) {
     answer_file(fd, path, a1);
-  } else if ((strcmp(mode, "429") == 0 || strcmp(mode, "429date") == 0 || strcmp(mode, "500") == 0) &&
+  } else if ((strcmp(mode, "429") == 0 || strcmp(mode, "429date") == 0 || strcmp(mode, "500") == 0 ||
+              strcmp(mode, "drop") == 0) &&
              segment(path, 1, a1, sizeof a1) && segment(path, 3, a3, sizeof a3)) {
     if (hit(path) > atoi(a1)) {
       answer_file(fd, path, a3);
+    } else if (mode[0] == 'd') {
+      /* closed unanswered: the client sees an empty reply */
     } else if (mode[0] == '5') {
       respond(fd, 500, NULL, "application/json", "{\"error\":{\"message\":\"fake overload\"}}", 38);
     } else {

@@ -35,7 +35,8 @@
 --   llm.from_config(cfg) -> client | nil, failure (bad_input)
 --       cfg = { provider, model, base_url, command, replay, record, timeout,
 --               retries, rpm, burst, backoff = 1, max_backoff = 60,
---               max_wait = 300, max_tokens = 4096, temperature = 0, system,
+--               max_wait = 300, max_tokens = 4096, temperature = 0 (false:
+--               not sent, for models that refuse one), system,
 --               log = function(line), getenv = os.getenv,
 --               -- for tests: http = kl.http, clock = kl.host.clock,
 --               --            sleep = kl.proc.sleep, now_epoch = os.time }
@@ -43,8 +44,8 @@
 --   llm.config_from_args(parsed) -> cfg: the ARG_FLAGS of args.parse's result
 --   llm.ARG_FLAGS -> the flags, for a command's args spec
 --   client:complete(prompt [, system]) -> text, record | nil, failure
---       record (for the journal): { provider, model, base_url, key =
---       replay key, prompt_sha256, answer_sha256, attempts, ms, usage =
+--       record (for the journal): { provider, model, base_url, prompt_hash
+--       (the replay key: system and prompt), prompt_sha256, answer_sha256, attempts, ms, usage =
 --       { input, output }, stop }; failure.record is the same, without the
 --       answer, so a failed call is journaled too.
 --       failures: llm_unavailable, llm_refused, llm_bad_answer,
@@ -207,7 +208,7 @@ function Client:complete(prompt, system)
   local t0 = clock()
   local record = {
     provider = self.cfg.provider, model = self.cfg.model, base_url = self.cfg.base_url,
-    key = require("klineage.llm.providers.replay").key(prompt, system), prompt_sha256 = hash.sha256(prompt),
+    prompt_hash = require("klineage.llm.providers.replay").key(prompt, system), prompt_sha256 = hash.sha256(prompt),
   }
   local text, usage, attempts, stop = self:ask(prompt, system)
   record.ms = math.floor((clock() - t0) * 1000 + 0.5)
@@ -225,7 +226,7 @@ function Client:complete(prompt, system)
   record.answer_sha256 = hash.sha256(text)
   if self.cfg.record and self.cfg.provider ~= "replay" then
     local ok, f = require("klineage.llm.providers.replay").append(self.cfg.record, {
-      key = record.key, answer = text, provider = record.provider, model = record.model,
+      prompt_hash = record.prompt_hash, answer = text, provider = record.provider, model = record.model,
     })
     if not ok then
       f.record = scrub(record)

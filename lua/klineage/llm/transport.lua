@@ -8,9 +8,10 @@
 --               backoff, max_backoff, max_wait, now_epoch }
 --       response = kl.http's { status, body, headers } with a 2xx status.
 --   Failures (messages scrubbed of keys):
---       llm_unavailable  unreachable (refused, unknown host: not retried),
---                        no answer within the timeout, or still a 429/5xx
---                        after the retries; failure.attempts
+--       llm_unavailable  unreachable (refused, unknown host: not retried,
+--                        failure.kind "connect" | "resolve"), or no answer
+--                        within the timeout, a broken connection or a
+--                        429/5xx still after the retries; failure.attempts
 --       llm_refused      any other status (400, 401, 404): failure.status
 --   transport.retry_after(value, now_epoch) -> seconds | nil
 --       value is a Retry-After header: delay-seconds or an IMF-fixdate
@@ -75,11 +76,12 @@ function M.post(ctx, req)
     }
     local wait
     if not r then
-      if kind ~= "timeout" then
+      if kind == "connect" or kind == "resolve" then
         return nil, verdicts.failure("llm_unavailable", scrub(string.format(
           "%s is unreachable: %s", ctx.name, err)), { attempts = attempts, kind = kind })
       end
-      last = string.format("no answer within %g s", ctx.timeout)
+      -- a timeout, or a connection cut mid-answer: worth another try
+      last = kind == "timeout" and string.format("no answer within %g s", ctx.timeout) or err
     elseif r.status >= 200 and r.status < 300 then
       return r, attempts
     elseif M.RETRY_STATUS[r.status] then

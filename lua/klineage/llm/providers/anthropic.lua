@@ -18,7 +18,7 @@ function M.request(cfg, prompt, system, key)
     url = cfg.base_url:gsub("/+$", "") .. "/messages",
     headers = headers,
     body = cjson.encode({
-      model = cfg.model, system = system, max_tokens = cfg.max_tokens, temperature = cfg.temperature,
+      model = cfg.model, system = system, max_tokens = cfg.max_tokens, temperature = cfg.temperature or nil,
       messages = { { role = "user", content = prompt } },
     }),
   }

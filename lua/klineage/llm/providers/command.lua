@@ -1,7 +1,9 @@
 -- A local program as the model: the prompt goes to its stdin, its stdout
 -- is the answer. `command` is a shell command line (run by /bin/sh -c) or
 -- an argv list. The program sees KLINEAGE_LLM_MODEL (when a model is set);
--- a system prompt comes first on stdin, followed by a blank line.
+-- a system prompt comes first on stdin, followed by a blank line. It
+-- inherits this process's environment (API keys included: a wrapper
+-- around a hosted model needs its key).
 --
 --   command.complete(ctx, cfg, prompt, system) -> text, {} | nil, failure
 --       llm_unavailable: the program cannot start, exits non-zero (its

@@ -21,7 +21,7 @@ function M.request(cfg, prompt, system, key)
     url = cfg.base_url:gsub("/+$", "") .. "/chat/completions",
     headers = headers,
     body = cjson.encode({
-      model = cfg.model, messages = messages, temperature = cfg.temperature,
+      model = cfg.model, messages = messages, temperature = cfg.temperature or nil,
       max_tokens = cfg.max_tokens, stream = false,
     }),
   }

@@ -1,17 +1,17 @@
 -- Recorded transcripts, for tests and reproducible reports. A transcript
 -- is a JSON-lines file, one call a line:
---   {"schema":"klineage-llm-replay-1","key":<64 hex>,"answer":...,
+--   {"schema":"klineage-llm-replay-1","prompt_hash":<64 hex>,"answer":...,
 --    "provider":...,"model":...}
--- key is replay.key(prompt, system): the SHA-256 of the system prompt and
+-- prompt_hash is replay.key(prompt, system): the SHA-256 of the system prompt and
 -- the prompt, framed (kl.hash.sha256_parts). A later line for the same key
--- wins.
+-- wins. (No API key is ever written: answers are scrubbed before.)
 --
 --   replay.key(prompt, system) -> 64 hex digits
 --   replay.load(path) -> { [key] = answer } | nil, failure (io_error, bad_input)
 --   replay.complete(ctx, cfg, prompt, system) -> text, {} | nil, failure
 --       llm_replay_miss: the transcript has no answer for this prompt
 --   replay.append(path, entry) -> true | nil, failure (io_error)
---       entry = { key, answer, provider, model }; the line is written whole
+--       entry = { prompt_hash, answer, provider, model }; the line is written whole
 --       and flushed, so a crash loses at most the call in flight
 local cjson = require "cjson"
 local hash = require "kl.hash"
@@ -33,11 +33,11 @@ function M.load(path)
     n = n + 1
     if line:match("%S") then
       local ok, e = pcall(cjson.decode, line)
-      if not ok or type(e) ~= "table" or e.schema ~= M.SCHEMA or type(e.key) ~= "string" or type(e.answer) ~= "string" then
+      if not ok or type(e) ~= "table" or e.schema ~= M.SCHEMA or type(e.prompt_hash) ~= "string" or type(e.answer) ~= "string" then
         h:close()
         return nil, verdicts.failure("bad_input", string.format("%s:%d: not a %s line", path, n, M.SCHEMA), { path = path })
       end
-      answers[e.key] = e.answer
+      answers[e.prompt_hash] = e.answer
     end
   end
   h:close()
@@ -54,7 +54,7 @@ function M.complete(ctx, cfg, prompt, system)
   local text = ctx.answers[key]
   if not text then
     return nil, verdicts.failure("llm_replay_miss", string.format(
-      "the transcript %s has no answer for this prompt (key %s)", cfg.replay, key:sub(1, 16)), { key = key })
+      "the transcript %s has no answer for this prompt (key %s)", cfg.replay, key:sub(1, 16)), { prompt_hash = key })
   end
   return text, {}
 end
@@ -63,7 +63,7 @@ function M.append(path, entry)
   local h, err = io.open(path, "ab")
   if not h then return nil, verdicts.failure("io_error", "cannot write the transcript: " .. err, { path = path }) end
   local line = cjson.encode({
-    schema = M.SCHEMA, key = entry.key, answer = entry.answer, provider = entry.provider, model = entry.model,
+    schema = M.SCHEMA, prompt_hash = entry.prompt_hash, answer = entry.answer, provider = entry.provider, model = entry.model,
   }) .. "\n"
   local ok, werr = h:write(line)
   if ok then ok, werr = h:flush() end
