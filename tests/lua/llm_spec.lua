@@ -209,6 +209,28 @@ describe("openai and anthropic against the fake server", function()
     expect(f.record.verdict):equals("llm_bad_signature")
     expect(f.record.attempts):equals(1)
   end)
+  it("serves the orchestrator's seam with a skill record of the repository", function()
+    local record = dofile(HERE .. "/../../skills/sm_90/fast_math.lua")
+    local c = client({ provider = "openai", model = "m", base_url = BASE .. "/ok/good/v1" })
+    local seam = llm.seam(c)
+    local code, rec = seam({ skill = record, kernel = KERNEL, workload = { kernel = "scale" } })
+    expect(code):contains("a * in[i]")
+    expect(rec.attempts):equals(1)
+    -- the prompt it sends, seen through a "model" that answers with its
+    -- prompt (cat) and a transcript of the call
+    local path = scratch_file("", ".jsonl")
+    local echo = client({ provider = "command", command = { "cat" }, record = path })
+    local same = assert(llm.seam(echo)({ skill = record, kernel = KERNEL, workload = { kernel = "scale" },
+      facts = { registers = 12 } }))
+    expect(same):equals(KERNEL .. "\n") -- the quoted input (the template adds a newline) is its only kernel
+    local sent = cjson.decode(read_file(path)).answer
+    expect(sent):contains("## Skill: fast_math")
+    expect(sent):contains(record.intent)
+    expect(sent):contains("- registers < 48 per thread after the change")
+    expect(sent):contains("```cuda\n" .. KERNEL)
+    expect(sent):contains("- registers: 12")
+    expect(sent):never_contains("{{")
+  end)
   it("puts the skill card, kernel and facts into the prompt", function()
     local c = client({ provider = "openai", model = "m", base_url = BASE .. "/echo_ok/v1" })
     local _, f = llm.materialize(c, { skill = { name = "ldg", intent = "read through the read-only cache",

@@ -62,6 +62,12 @@
 --       failure.record is set whenever the model was asked (a counted
 --       cycle); failures: the complete ones, llm_no_code, llm_bad_signature,
 --       bad_input (the input kernel has no such entry).
+--       A skill record of skills/<arch>/ is a card: its id, intent and
+--       preconditions / guards (conditions, said in English).
+--   llm.seam(client) -> function(request) -> source, record | nil, failure
+--       the orchestrator's opts.llm (lua/klineage/agent): request =
+--       { skill = record, kernel = source, workload = w (w.kernel is the
+--       entry), facts = optional }
 local answer = require "klineage.llm.answer"
 local ratelimit = require "klineage.llm.ratelimit"
 local redact = require "klineage.llm.redact"
@@ -240,13 +246,18 @@ function M.prompt(name, values)
   return template.fill(template.load(name), values)
 end
 
--- A list (or one string) as Markdown bullets; "(none)" when empty.
+-- A list (or one string) as Markdown bullets; "(none)" when empty. An item
+-- may be a condition of a skill record ({ fact, op, value }), said in
+-- English by klineage.skills.describe.
 local function bullets(v)
   if v == nil then return "(none)" end
   if type(v) == "string" then return v end
-  if type(v) ~= "table" then error("llm.materialize: a skill field must be a string or a list of strings", 3) end
+  if type(v) ~= "table" then error("llm.materialize: a skill field must be a string or a list", 3) end
   local lines = {}
-  for _, x in ipairs(v) do lines[#lines + 1] = "- " .. tostring(x) end
+  for _, x in ipairs(v) do
+    local text = type(x) == "table" and require("klineage.skills.describe").condition(x) or tostring(x)
+    lines[#lines + 1] = "- " .. text
+  end
   return #lines > 0 and table.concat(lines, "\n") or "(none)"
 end
 
@@ -278,7 +289,7 @@ function M.materialize(client, job)
     entry = job.entry, kernel = job.kernel, facts = facts_text(job.facts),
     skill_name = tostring(skill.name or skill.id or "unnamed"),
     intent = bullets(skill.intent), preconditions = bullets(skill.preconditions),
-    guards = bullets(skill.guards), example_diff = skill.example_diff or "(none)",
+    guards = bullets(skill.guards), example_diff = type(skill.example_diff) == "string" and skill.example_diff or "(none)",
   })
   local text, record = client:complete(prompt)
   if not text then return nil, record end
@@ -289,6 +300,17 @@ function M.materialize(client, job)
     return nil, af
   end
   return code, record
+end
+
+function M.seam(client)
+  if getmetatable(client) ~= Client then error("llm.seam: client must come from llm.from_config", 2) end
+  return function(request)
+    if type(request) ~= "table" or type(request.workload) ~= "table" or type(request.workload.kernel) ~= "string" then
+      error("llm seam: request = { skill, kernel, workload = { kernel = entry } [, facts] }", 2)
+    end
+    return M.materialize(client, { skill = request.skill, kernel = request.kernel,
+      entry = request.workload.kernel, facts = request.facts })
+  end
 end
 
 return M
