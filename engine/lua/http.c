@@ -1,5 +1,21 @@
 /* kl.http: one HTTP request through libcurl, for LLM providers.
- * A refused or failed request is an expected failure: nil, err. */
+ * A refused or failed request is an expected failure: nil, err, kind.
+ *
+ *   http.request{ url = , method = "GET"|"POST", headers = { "K: v", ... },
+ *                 body = string, timeout = seconds }
+ *     -> { status = int, body = string, headers = { [lower-case name] = value } }
+ *      | nil, err, kind
+ *   headers are the final response's (after redirects); a name given twice
+ *   has its values joined with ", ". kind says why a request failed, for
+ *   retry policies: "timeout", "connect" (refused, unreachable), "resolve"
+ *   (unknown host), "too_large" (a body over 64 MiB) or "transport".
+ *   http.library() -> the path of the libcurl loaded | nil
+ *   http.version   -> libcurl's version
+ *
+ * Ownership: the curl handle, its header list and the response buffers live
+ * in one boxed userdata (kl.HttpRequest), created closed and freed by its
+ * __gc, so a Lua error (out of memory) never leaks them. */
+#include <ctype.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,19 +26,27 @@
 
 #include "core/libpath.h"
 
+#define REQUEST_MT "kl.HttpRequest"
+
 typedef struct {
   char *data;
   size_t len, cap;
   int overflow;
 } growbuf;
 
+typedef struct {
+  CURL *curl;
+  struct curl_slist *hdrs;
+  growbuf body, head;
+} request_box;
+
 /* Responses larger than this are cut off with an error, never buffered. */
 #define HTTP_MAX_BODY ((size_t)64 << 20)
+/* The headers of one response: more is a broken or hostile server. */
+#define HTTP_MAX_HEAD ((size_t)1 << 20)
 
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user) {
-  growbuf *b = user;
-  size_t n = size * nmemb;
-  if (b->len + n + 1 > HTTP_MAX_BODY) {
+static int grow_append(growbuf *b, const char *ptr, size_t n, size_t limit) {
+  if (b->len + n + 1 > limit) {
     b->overflow = 1;
     return 0;
   }
@@ -36,12 +60,83 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user) {
   }
   memcpy(b->data + b->len, ptr, n);
   b->len += n;
-  return n;
+  return 1;
 }
 
-/* http.request{ url = , method = "GET"|"POST", headers = { "K: v", ... },
- *               body = string, timeout = seconds }
- *   -> { status = int, body = string }  |  nil, err */
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user) {
+  size_t n = size * nmemb;
+  return grow_append(user, ptr, n, HTTP_MAX_BODY) ? n : 0;
+}
+
+/* One header line at a time; a status line starts a new response (a
+ * redirect or a 100 Continue), whose headers replace the previous ones. */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user) {
+  growbuf *b = user;
+  size_t n = size * nmemb;
+  if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0) b->len = 0;
+  return grow_append(b, ptr, n, HTTP_MAX_HEAD) ? n : 0;
+}
+
+static void request_release(request_box *r) {
+  if (r->curl) curl_easy_cleanup(r->curl);
+  r->curl = NULL;
+  curl_slist_free_all(r->hdrs);
+  r->hdrs = NULL;
+  free(r->body.data);
+  free(r->head.data);
+  memset(&r->body, 0, sizeof r->body);
+  memset(&r->head, 0, sizeof r->head);
+}
+
+static int request_gc(lua_State *L) {
+  request_release(luaL_checkudata(L, 1, REQUEST_MT));
+  return 0;
+}
+
+/* Pushes the table of the raw header block: lower-case names, trimmed
+ * values, repeated names joined with ", ". */
+static void push_headers(lua_State *L, const char *p, size_t len) {
+  lua_newtable(L);
+  const char *end = p + len;
+  while (p < end) {
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    const char *colon = memchr(p, ':', (size_t)(eol - p));
+    int status_line = eol - p >= 5 && memcmp(p, "HTTP/", 5) == 0;
+    if (colon && colon > p && !status_line) {
+      luaL_Buffer name;
+      luaL_buffinit(L, &name);
+      for (const char *c = p; c < colon; c++) luaL_addchar(&name, (char)tolower((unsigned char)*c));
+      luaL_pushresult(&name);
+      const char *v = colon + 1, *ve = eol;
+      while (v < ve && (*v == ' ' || *v == '\t')) v++;
+      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ' || ve[-1] == '\t')) ve--;
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, -3) == LUA_TSTRING) {
+        lua_pushliteral(L, ", ");
+        lua_pushlstring(L, v, (size_t)(ve - v));
+        lua_concat(L, 3);
+      } else {
+        lua_pop(L, 1);
+        lua_pushlstring(L, v, (size_t)(ve - v));
+      }
+      lua_rawset(L, -3);
+    }
+    p = eol + 1;
+  }
+}
+
+static const char *error_kind(CURLcode rc, int overflow) {
+  if (overflow) return "too_large";
+  switch (rc) {
+  case CURLE_OPERATION_TIMEDOUT: return "timeout";
+  case CURLE_COULDNT_CONNECT: return "connect";
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_RESOLVE_PROXY: return "resolve";
+  default: return "transport";
+  }
+}
+
 static int http_request(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_getfield(L, 1, "url");
@@ -57,8 +152,6 @@ static int http_request(lua_State *L) {
   int headers_idx = lua_gettop(L);
   if (!lua_isnil(L, headers_idx)) luaL_checktype(L, headers_idx, LUA_TTABLE);
 
-  /* Validate every header before acquiring anything, so nothing raises
-   * while curl state is held on the C stack. */
   lua_Integer nheaders = lua_isnil(L, headers_idx) ? 0 : luaL_len(L, headers_idx);
   for (lua_Integer i = 1; i <= nheaders; i++) {
     if (lua_geti(L, headers_idx, i) != LUA_TSTRING)
@@ -66,25 +159,33 @@ static int http_request(lua_State *L) {
     lua_pop(L, 1);
   }
 
-  CURL *curl = curl_easy_init();
-  if (!curl) {
+  /* closed first, then acquire: from here a raise frees everything */
+  request_box *r = lua_newuserdatauv(L, sizeof *r, 0);
+  memset(r, 0, sizeof *r);
+  luaL_setmetatable(L, REQUEST_MT);
+  r->curl = curl_easy_init();
+  if (!r->curl) {
     lua_pushnil(L);
     lua_pushliteral(L, "curl_easy_init failed");
-    return 2;
+    lua_pushliteral(L, "transport");
+    return 3;
   }
-  struct curl_slist *hdrs = NULL;
   for (lua_Integer i = 1; i <= nheaders; i++) {
     lua_geti(L, headers_idx, i);
-    hdrs = curl_slist_append(hdrs, lua_tostring(L, -1));
+    struct curl_slist *grown = curl_slist_append(r->hdrs, lua_tostring(L, -1));
     lua_pop(L, 1);
+    if (!grown) return luaL_error(L, "http.request: out of memory");
+    r->hdrs = grown;
   }
-  growbuf out = {0};
   char errbuf[CURL_ERROR_SIZE] = "";
+  CURL *curl = r->curl;
   curl_easy_setopt(curl, CURLOPT_URL, url);
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, r->hdrs);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r->head);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -96,24 +197,27 @@ static int http_request(lua_State *L) {
   CURLcode rc = curl_easy_perform(curl);
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(hdrs);
-  curl_easy_cleanup(curl);
 
   if (rc != CURLE_OK) {
     lua_pushnil(L);
-    if (out.overflow)
+    if (r->body.overflow)
       lua_pushfstring(L, "%s: response larger than %d MiB", url, (int)(HTTP_MAX_BODY >> 20));
+    else if (r->head.overflow)
+      lua_pushfstring(L, "%s: response headers larger than %d MiB", url, (int)(HTTP_MAX_HEAD >> 20));
     else
       lua_pushfstring(L, "%s: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
-    free(out.data);
-    return 2;
+    lua_pushstring(L, error_kind(rc, r->body.overflow || r->head.overflow));
+    request_release(r);
+    return 3;
   }
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 3);
   lua_pushinteger(L, status);
   lua_setfield(L, -2, "status");
-  lua_pushlstring(L, out.data ? out.data : "", out.len);
-  free(out.data);
+  lua_pushlstring(L, r->body.data ? r->body.data : "", r->body.len);
   lua_setfield(L, -2, "body");
+  push_headers(L, r->head.data ? r->head.data : "", r->head.len);
+  lua_setfield(L, -2, "headers");
+  request_release(r);
   return 1;
 }
 
@@ -132,12 +236,21 @@ static const luaL_Reg http_functions[] = {
     {NULL, NULL},
 };
 
+static const luaL_Reg request_meta[] = {
+    {"__gc", request_gc},
+    {"__close", request_gc},
+    {NULL, NULL},
+};
+
 int luaopen_kl_http(lua_State *L) {
   static int initialized;
   if (!initialized) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     initialized = 1;
   }
+  luaL_newmetatable(L, REQUEST_MT);
+  luaL_setfuncs(L, request_meta, 0);
+  lua_pop(L, 1);
   luaL_newlib(L, http_functions);
   lua_pushstring(L, curl_version_info(CURLVERSION_NOW)->version);
   lua_setfield(L, -2, "version");

@@ -11,6 +11,8 @@
  *                                  true turns that off.
  *   p:write(data [, timeout_s])   -> true | nil, "worker died: ..." | nil, "timeout"
  *   p:read_line([timeout_s])      -> line | nil, "timeout" | nil, "eof" | nil, "line too long"
+ *   p:read_all([timeout_s])       -> all of stdout up to its end (the child closed it)
+ *                                    | nil, "timeout" | nil, "output too long"
  *   proc.wait_line({ p1, p2, ... } [, timeout_s])
  *       -> i, the first child with a whole line to read (or at end of
  *          output: its read_line will not block) | nil, "timeout". One
@@ -286,6 +288,31 @@ static int proc_read_line(lua_State *L) {
     }
     pump(p, 0, left, NULL);
   }
+}
+
+/* Everything the child writes to stdout until it closes it, lines or not
+ * (an answer need not end with a newline). */
+static int proc_read_all(lua_State *L) {
+  proc_box *p = check_proc(L, 1);
+  double deadline = deadline_of(L, 2);
+  while (p->out_fd >= 0) {
+    if (p->out_len > MAX_LINE) {
+      p->out_len = 0;
+      lua_pushnil(L);
+      lua_pushliteral(L, "output too long");
+      return 2;
+    }
+    int left = ms_left(deadline);
+    if (left == 0) {
+      lua_pushnil(L);
+      lua_pushliteral(L, "timeout");
+      return 2;
+    }
+    pump(p, 0, left, NULL);
+  }
+  lua_pushlstring(L, p->out ? p->out : "", p->out_len);
+  p->out_len = 0;
+  return 1;
 }
 
 /* A child whose read_line would return at once. */
@@ -775,7 +802,7 @@ static int l_signal_name(lua_State *L) {
 }
 
 static const luaL_Reg proc_methods[] = {
-    {"write", proc_write},   {"read_line", proc_read_line}, {"close_stdin", proc_close_stdin},
+    {"write", proc_write},   {"read_line", proc_read_line}, {"read_all", proc_read_all}, {"close_stdin", proc_close_stdin},
     {"stderr", proc_stderr}, {"kill", proc_kill},           {"wait", proc_wait},
     {"running", proc_running}, {"close", proc_close},       {NULL, NULL},
 };

@@ -38,6 +38,8 @@ local M = {}
 --   engine     klineage itself or the machine under it: never the kernel
 --   budget     the run's budget
 --   transform  a transform asked to act where its static check fails
+--   llm        the LLM provider or its answer (lua/klineage/llm): the
+--              skill and the kernel are not at fault
 --   none       nothing is wrong
 M.list = {
   { id = "ok", stage = "any", blame = "none", meaning = "every stage that ran passed" },
@@ -63,6 +65,12 @@ M.list = {
   { id = "io_error", stage = "any", blame = "engine", meaning = "the engine could not read or write a file it needed (a full disk, a read-only folder)" },
   { id = "bad_request", stage = "run", blame = "engine", meaning = "the engine sent the worker a malformed request (an engine bug)" },
   { id = "internal", stage = "any", blame = "engine", meaning = "a bug in klineage: the message has the detail" },
+  { id = "llm_unavailable", stage = "llm", blame = "llm", meaning = "the LLM provider could not be reached, timed out, or kept failing (429/5xx) after its retries: the caller goes on without it" },
+  { id = "llm_refused", stage = "llm", blame = "llm", meaning = "the LLM provider refused the request (a 4xx status other than a rate limit: a bad key, an unknown model)" },
+  { id = "llm_bad_answer", stage = "llm", blame = "llm", meaning = "the LLM provider's response is not the shape its API promises (not JSON, no message)" },
+  { id = "llm_replay_miss", stage = "llm", blame = "llm", meaning = "the replay transcript holds no answer for this prompt" },
+  { id = "llm_no_code", stage = "llm", blame = "llm", meaning = "the LLM's answer holds no C/C++/CUDA code" },
+  { id = "llm_bad_signature", stage = "llm", blame = "llm", meaning = "the LLM's code does not define the kernel's entry, or changes its parameter kinds" },
 }
 
 local by_id = {}

@@ -2,6 +2,17 @@ local proc = require "kl.proc"
 local host = require "kl.host"
 
 describe("kl.proc: spawn, lines and exits", function()
+  it("reads all of a child's output, a last line without a newline included", function()
+    local p = assert(proc.spawn({ argv = { "sh", "-c", "cat; printf 'tail'" } }))
+    expect(p:write("one\ntwo\n")):is_true()
+    local none, why = p:read_all(0.05)
+    expect(none):is_nil()
+    expect(why):equals("timeout")
+    p:close_stdin()
+    expect(p:read_all(5)):equals("one\ntwo\ntail")
+    expect(p:read_all(5)):equals("")
+    expect(p:wait(5)):equals({ code = 0 })
+  end)
   it("talks to a child line by line", function()
     local p = assert(proc.spawn({ argv = { "cat" } }))
     expect(p.pid):at_least(1)
