@@ -148,7 +148,89 @@ describe("agent.optimize against hostile candidates", function()
   end)
 end)
 
+describe("agent.optimize with an LLM", function()
+  local llm = require "klineage.llm"
+  local steps = require "klineage.agent.steps"
+  -- The policy asks the LLM for every skill, as for one no transform or template can apply.
+  local ask_llm = { name = "llm-for-all", materialize = function(a, row)
+    local r = setmetatable({ materialize = { llm = true } }, { __index = row.record })
+    return steps.materialize(a, setmetatable({ record = r }, { __index = row }))
+  end }
+  local function answering(text)
+    local path = scratch_dir() .. "/answer.md"
+    local h = assert(io.open(path, "w"))
+    h:write(text)
+    h:close()
+    return llm.seam(assert(llm.from_config({ provider = "command", model = "file", command = { "/bin/cat", path } })))
+  end
+
+  it("gates the LLM's kernel like any other, and journals the call", function()
+    local site = require("klineage.transforms").sites(input.source, { names = { "coalesce" }, direction = "apply" })[1]
+    local coalesced = assert(require("klineage.transforms").run(site))
+    local root = scratch_dir()
+    local ctx = assert(context.new { backend = "emu", journal = root, run_id = "l", budget = 3, workloads = { w } })
+    local s = assert(agent.optimize(ctx, w, input, { skills = skills, policy = ask_llm,
+      llm = answering("Here it is:\n```cuda\n" .. coalesced .. "\n```\n") }))
+    ctx:close()
+    expect(#s.steps):at_least(1)
+    local applied
+    for _, r in ipairs(records_of(root .. "/l", "decision")) do
+      if r.status == "applied" then applied = r end
+    end
+    if not applied then fail("no LLM candidate was applied") end
+    expect(applied.by):equals("llm")
+    expect(applied.llm.provider):equals("command")
+  end)
+
+  it("counts an answer with no code as a cycle, journaled, and goes on", function()
+    local root = scratch_dir()
+    local ctx = assert(context.new { backend = "emu", journal = root, run_id = "p", budget = 4, workloads = { w } })
+    local s = assert(agent.optimize(ctx, w, input, { skills = skills, policy = ask_llm,
+      llm = answering("I would rather not write code today.") }))
+    ctx:close()
+    expect(#s.steps):equals(0)
+    local n = 0
+    for _, r in ipairs(records_of(root .. "/p", "decision")) do
+      if r.status == "not_materialized" and r.charged then
+        n = n + 1
+        expect(r.verdict):equals("llm_no_code")
+      end
+    end
+    expect(n):at_least(1)
+    expect(s.cycles):equals(1 + n) -- the input, then one cycle per unusable answer
+  end)
+end)
+
 describe("klineage optimize", function()
+  it("never lets the API key into the journal, the kernels, the report or the output", function()
+    local proc = require "kl.proc"
+    local key = "sk-agent-0123456789abcdefSECRET"
+    local server = assert(proc.spawn { argv = { require("kl.host").executable():match("^(.*)/") .. "/fake_llm_server",
+                                                home .. "/tests/llm/answers" } })
+    local port = assert(server:read_line(10), "the fake server did not start")
+    local root = scratch_dir()
+    -- /echo_ok/ answers with the request itself, its Authorization header included.
+    local cmd = string.format("env OPENAI_API_KEY=%s '%s' optimize '%s/matmul.cu' --workload '%s/workload.lua' --backend emu "
+      .. "--journal '%s' --run k --budget 8 --llm openai --llm-model m --llm-base-url http://127.0.0.1:%s/echo_ok/v1 2>&1",
+      key, require("kl.host").executable(), example, example, root, port)
+    local p = assert(io.popen(cmd))
+    local out = p:read("a")
+    p:close()
+    server:kill()
+    server:close()
+    expect(out):contains("optimized kernel")
+    if out:find("0123456789abcdef", 1, true) then fail("the output holds the key: %s", out) end
+    local asked = false
+    for _, r in ipairs(records_of(root .. "/k", "decision")) do
+      if r.llm then asked = true end
+    end
+    if not asked then fail("the LLM was never asked: the test proves nothing") end
+    local l = assert(io.popen("grep -rl 0123456789abcdef '" .. root .. "/k' ; true"))
+    local hits = l:read("a")
+    l:close()
+    expect(hits):equals("")
+  end)
+
   it("needs a workload, and says so", function()
     local out, code = klineage("optimize", example .. "/matmul.cu")
     expect(code):equals(2)

@@ -33,7 +33,10 @@
 --     site, params, status = "applied" | "rejected" | "skipped" |
 --     "not_materialized", why (English), because = { text... } (the
 --     conditions that admitted it, with the facts' values), verdict,
---     effect, candidate (sha256), source (src/...) }
+--     effect, candidate (sha256), source (src/...), by = "transform" |
+--     "template" | "llm", llm = the LLM call's record (klineage.llm: no
+--     key, no answer text), charged = true when an unusable LLM answer
+--     cost a cycle }
 --   optimize_step = { kind = "optimize_step", step, from, to, skill, site,
 --     params, effect, source }
 --   optimize_end = { kind = "optimize_end", stopped, steps, final, source }
@@ -127,9 +130,12 @@ local function step(agent, policy, steps)
   rows = (policy.rank or steps.rank)(agent, rows)
   for _, row in ipairs(rows) do
     if agent.ctx.budget.limit and agent.ctx.budget.used >= agent.ctx.budget.limit then return nil, "budget_exhausted" end
-    local made, why = (policy.materialize or steps.materialize)(agent, row)
+    local made, why, asked = (policy.materialize or steps.materialize)(agent, row)
     if not made then
-      agent:decide(row, { status = "not_materialized", why = why })
+      -- An LLM asked for nothing usable is a counted cycle (the budget is the engine's).
+      if asked and asked.llm and not agent.ctx:charge() then return nil, "budget_exhausted" end
+      agent:decide(row, { status = "not_materialized", why = why, llm = asked and asked.llm, verdict = asked and asked.verdict,
+                          charged = asked and asked.llm and true or nil })
     else
       local provenance = { parent = agent.current.sha256,
                            producer = { kind = "skill", name = row.skill, edit = row.site, params = made.params, by = made.by } }
@@ -138,7 +144,7 @@ local function step(agent, policy, steps)
       local ok, reason = (policy.accept or steps.accept)(agent, row, result)
       agent:decide(row, { status = ok and "applied" or "rejected", why = reason, because = row.because,
                           verdict = result.verdict, effect = result.effect, candidate = hash.sha256(made.source),
-                          source = agent.ctx:store_source(made.source), by = made.by })
+                          source = agent.ctx:store_source(made.source), by = made.by, llm = made.llm })
       agent.tried[agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(made.params_key)] = true
       if ok then
         take(agent, row, made, result)

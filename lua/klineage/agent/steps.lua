@@ -9,7 +9,9 @@
 --   steps.rank(agent, rows) -> rows, best first: expected gain (the
 --       skill's median measured speedup) times its confidence, then the
 --       cheaper materialization (transform, template, llm), then id
---   steps.materialize(agent, row) -> { source, params, by } | nil, why
+--   steps.materialize(agent, row) -> { source, params, by, llm (the call's
+--       record) } | nil, why [, { llm = call record, verdict }] (an LLM
+--       was asked and its answer was unusable: the loop charges a cycle)
 --   steps.accept(agent, row, result) -> true | false, why (English)
 local describe = require "klineage.skills.describe"
 local learn = require "klineage.skills.learn"
@@ -151,9 +153,17 @@ function M.materialize(agent, row)
     return nil, m.template and "the template's text is not in this kernel, and no LLM is configured to adapt it"
       or "it needs an LLM, and none is configured"
   end
-  local text, f = agent.llm({ skill = row.record, kernel = agent.current.source, workload = agent.workload, site = row.site })
-  if not text then return nil, "the LLM gave no usable kernel: " .. tostring(f and f.message or f) end
-  return { source = text, by = "llm" }
+  local facts = require("klineage.facts").of(agent.current.source, agent.workload.kernel,
+    { workload = agent.workload, arch = agent.ctx.arch, record = agent.current.record })
+  local text, call = agent.llm({ skill = row.record, kernel = agent.current.source, workload = agent.workload, site = row.site,
+                                 facts = facts and facts.values })
+  if not text then
+    -- An answer the gate cannot take (no code, another signature) was still a call: the caller counts it.
+    local f = call
+    return nil, "the LLM gave no usable kernel: " .. tostring(f and f.message or f),
+      { llm = type(f) == "table" and f.record or nil, verdict = type(f) == "table" and f.verdict or nil }
+  end
+  return { source = text, by = "llm", llm = call }
 end
 
 function M.accept(agent, row, result)

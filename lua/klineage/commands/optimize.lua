@@ -3,6 +3,10 @@ local args = require "klineage.args"
 local FLAGS = { workload = "string", skills = "string", budget = "number", llm = "string", policy = "string",
                 backend = "string", out = "string", journal = "string", run = "string", max_steps = "number",
                 json = "boolean", quiet = "boolean" }
+-- The LLM's own options (--llm-model, --llm-base-url, ...: klineage.llm), but the provider, which is --llm.
+for flag, kind in pairs(require("klineage.llm").ARG_FLAGS) do
+  if flag ~= "llm_provider" then FLAGS[flag] = kind end
+end
 
 local function fmt_effect(e)
   if not e then return "-" end
@@ -33,6 +37,8 @@ return {
   flags = FLAGS,
   summary = "optimize a kernel with the skills, under the gate and a counted budget",
   usage = "usage: klineage optimize KERNEL.cu --workload SPEC [--skills DIR] [--budget N] [--llm PROVIDER] "
+    .. "[--llm-model M] [--llm-base-url URL] [--llm-command CMD] [--llm-replay FILE] [--llm-record FILE] "
+    .. "[--llm-timeout S] [--llm-retries N] [--llm-rpm N] "
     .. "[--policy klineage|FILE.lua] [--backend cuda|emu] [--out FILE] [--journal DIR] [--run NAME] [--max-steps N] "
     .. "[--json] [--quiet]",
   help = [[
@@ -63,8 +69,20 @@ options:
   --workload SPEC   the workload (required)
   --skills DIR      the skill repository (default skills/<arch> of the home)
   --budget N        gate cycles at most (default 30)
-  --llm PROVIDER    an LLM for the skills no transform or template can apply
-                    (lua/klineage/llm; default none)
+  --llm PROVIDER    an LLM for the skills no transform or template can apply:
+                    openai (any OpenAI-compatible server: vLLM, llama.cpp,
+                    Ollama), anthropic, command, replay (default none). The
+                    API key comes from the environment only
+                    (KLINEAGE_LLM_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY);
+                    an unusable answer is a counted cycle
+  --llm-model M     the model (or KLINEAGE_LLM_MODEL)
+  --llm-base-url U  the server (or KLINEAGE_LLM_BASE_URL)
+  --llm-command C   (command) the program the prompt is piped to
+  --llm-replay F    (replay) the transcript to answer from
+  --llm-record F    a transcript to record the calls into
+  --llm-timeout S   seconds per call (default 120)
+  --llm-retries N   retries of a failed call (default 3)
+  --llm-rpm N       requests per minute at most
   --policy NAME     klineage (default) or a policy file (agent/policies/klineage.lua)
   --backend NAME    cuda (default where a GPU answers) or emu
   --out FILE        where the optimized kernel is written (default RUN/optimized.cu)
@@ -90,11 +108,12 @@ options:
     if not policy then args.usage_error("%s", pf.message) end
     local llm
     if a.llm then
-      local ok, mod = pcall(require, "klineage.llm")
-      if not ok then args.usage_error("--llm: this build has no LLM providers (lua/klineage/llm)") end
-      local provider, lf = mod.materializer(a.llm)
-      if not provider then args.usage_error("--llm: %s", lf.message) end
-      llm = provider
+      local mod = require "klineage.llm"
+      local cfg = mod.config_from_args(a)
+      cfg.provider = a.llm
+      local client, lf = mod.from_config(cfg)
+      if not client then args.usage_error("--llm: %s", lf.message) end
+      llm = mod.seam(client)
     end
     local dir = a.skills or (host.home or ".") .. "/skills/sm_90"
     local records, sf = require("klineage.skills.store").load(dir)
