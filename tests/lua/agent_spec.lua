@@ -231,6 +231,29 @@ describe("klineage optimize", function()
     expect(hits):equals("")
   end)
 
+  it("has the LLM write the baseline from the spec and its C reference, and the gate judges it first", function()
+    local root = scratch_dir()
+    local good, wrong = root .. "/good.md", root .. "/wrong.md"
+    for path, text in pairs({ [good] = input.source, [wrong] = (input.source:gsub("sum %+= ", "sum -= ")) }) do
+      local h = assert(io.open(path, "w"))
+      h:write("```cuda\n", text, "\n```\n")
+      h:close()
+    end
+    local out, code = klineage("optimize", "--workload", example .. "/workload.lua", "--backend", "emu", "--journal", root,
+      "--run", "b", "--budget", "3", "--quiet", "--llm", "command", "--llm-model", "file", "--llm-command", "cat '" .. good .. "'")
+    if code ~= 0 then fail("klineage optimize exited %s: %s", tostring(code), out) end
+    local call = records_of(root .. "/b", "llm_baseline")[1]
+    expect(call.verdict):equals("ok")
+    local first = records_of(root .. "/b", "evaluation")[1]
+    expect(first.candidate.label):equals("baseline-llm.cu")
+    expect(first.stages.cref and first.stages.cref.verdict or first.verdict):equals("ok")
+    -- A baseline that computes something else is refused by the C reference.
+    out, code = klineage("optimize", "--workload", example .. "/workload.lua", "--backend", "emu", "--journal", root,
+      "--run", "c", "--budget", "3", "--quiet", "--llm", "command", "--llm-model", "file", "--llm-command", "cat '" .. wrong .. "'")
+    expect(code):equals(1)
+    expect(out):contains("did not pass the gate")
+  end)
+
   it("needs a workload, and says so", function()
     local out, code = klineage("optimize", example .. "/matmul.cu")
     expect(code):equals(2)

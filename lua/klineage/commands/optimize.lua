@@ -36,7 +36,7 @@ end
 return {
   flags = FLAGS,
   summary = "optimize a kernel with the skills, under the gate and a counted budget",
-  usage = "usage: klineage optimize KERNEL.cu --workload SPEC [--skills DIR] [--budget N] [--llm PROVIDER] "
+  usage = "usage: klineage optimize [KERNEL.cu] --workload SPEC [--skills DIR] [--budget N] [--llm PROVIDER] "
     .. "[--llm-model M] [--llm-base-url URL] [--llm-command CMD] [--llm-replay FILE] [--llm-record FILE] "
     .. "[--llm-timeout S] [--llm-retries N] [--llm-rpm N] "
     .. "[--policy klineage|FILE.lua] [--backend cuda|emu] [--out FILE] [--journal DIR] [--run NAME] [--max-steps N] "
@@ -46,6 +46,9 @@ Optimizes KERNEL.cu, one kernel of the workload SPEC (a workload.lua, its
 folder, or a name under gpu/workloads; it describes the buffers, sizes and
 tolerance), with the skill repository. KERNEL.cu is the correctness
 reference: every candidate is checked against it, never against itself.
+Without KERNEL.cu, --llm writes the baseline from the workload's spec and
+its C reference (which must exist: it judges the LLM's kernel in the first
+gate cycle), and the run goes on from there.
 
 Each step forms the candidates (the skills whose pattern matches a site,
 whose preconditions hold and whose guards do not fire), ranks them by
@@ -92,7 +95,7 @@ options:
   --json            print the summary as JSON
   --quiet           no progress lines]],
   run = function(argv)
-    local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
+    local a = args.parse(argv, { flags = FLAGS, min = 0, max = 1 })
     local files = require "klineage.files"
     local host = require "kl.host"
     if not a.workload then args.usage_error("klineage optimize needs --workload SPEC (the kernel's buffers, sizes and tolerance)") end
@@ -100,20 +103,31 @@ options:
     if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
     if a.max_steps and (math.type(a.max_steps) ~= "integer" or a.max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
     if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
-    local text, rerr = files.read_text(a.positional[1])
-    if not text then args.usage_error("%s", rerr.message) end
+    local kernel_file = a.positional[1]
+    if not kernel_file and not a.llm then
+      args.usage_error("give KERNEL.cu, or --llm PROVIDER to have the baseline written from the workload's description")
+    end
+    local text
+    if kernel_file then
+      local rerr
+      text, rerr = files.read_text(kernel_file)
+      if not text then args.usage_error("%s", rerr.message) end
+    end
     local w = require("klineage.cli").load_workload(a.workload)
+    if not kernel_file and not w.reference then
+      args.usage_error("%s has no C reference: an LLM's baseline would be judged against itself; give KERNEL.cu", w.name)
+    end
     local agent = require "klineage.agent"
     local policy, pf = agent.load_policy(a.policy or "klineage")
     if not policy then args.usage_error("%s", pf.message) end
-    local llm
+    local llm, llm_client
     if a.llm then
       local mod = require "klineage.llm"
       local cfg = mod.config_from_args(a)
       cfg.provider = a.llm
       local client, lf = mod.from_config(cfg)
       if not client then args.usage_error("--llm: %s", lf.message) end
-      llm = mod.seam(client)
+      llm, llm_client = mod.seam(client), client
     end
     local dir = a.skills or (host.home or ".") .. "/skills/sm_90"
     local records, sf = require("klineage.skills.store").load(dir)
@@ -128,12 +142,26 @@ options:
       io.stderr:write("klineage optimize: ", cerr.message, "\n")
       return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
     end
-    local label = a.positional[1]:match("[^/]+$")
+    local label = kernel_file and kernel_file:match("[^/]+$") or "baseline-llm.cu"
+    if not kernel_file then
+      -- The LLM writes the input from the spec and its C reference; the gate's first cycle judges it.
+      local source, call = require("klineage.llm").baseline(llm_client, w)
+      ctx:record({ kind = "llm_baseline", llm = source and call or (type(call) == "table" and call.record) or nil,
+                   verdict = source and "ok" or (type(call) == "table" and call.verdict or "llm_bad_answer"),
+                   message = not source and tostring(type(call) == "table" and call.message or call) or nil,
+                   source = source and ctx:store_source(source) or nil })
+      if not source then
+        ctx:close()
+        io.stderr:write("klineage optimize: the LLM wrote no usable baseline: ", tostring(type(call) == "table" and call.message or call), "\n")
+        return 1
+      end
+      text = source
+    end
     if not a.quiet then
       io.stderr:write(string.format("klineage optimize: %s with %d skills from %s, policy %s, %s backend, budget %d%s\n", label,
         #records, files.display(dir), policy.name, ctx.backend, budget, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
     end
-    local summary, f = require("klineage.verdicts").catch(agent.optimize, ctx, w, { source = text, label = label, file = a.positional[1] },
+    local summary, f = require("klineage.verdicts").catch(agent.optimize, ctx, w, { source = text, label = label, file = kernel_file },
       { skills = records, policy = policy, llm = llm, max_steps = a.max_steps,
         progress = not a.quiet and progress_printer(io.stderr, host.clock()) or nil })
     local run_dir = ctx.run and ctx.run.dir

@@ -53,6 +53,9 @@
 --   client.info -> { provider, model, base_url } (scrubbed)
 --   llm.prompt(name, values) -> text: prompts/<name>.md filled
 --       (klineage.llm.template: a missing value raises)
+--   llm.baseline(client, w) -> source, record | nil, failure: the kernel
+--       the workload needs, written from its spec and C reference (a spec
+--       without one is bad_input); the failures of materialize
 --   llm.materialize(client, job) -> source, record | nil, failure
 --       job = { skill = { intent, preconditions, guards, example_diff },
 --               kernel = source, entry = name, facts = text | table,
@@ -294,6 +297,46 @@ function M.materialize(client, job)
   local text, record = client:complete(prompt)
   if not text then return nil, record end
   local code, af = answer.extract(text, job.entry, kinds)
+  if not code then
+    record.verdict = af.verdict
+    af.record = record
+    return nil, af
+  end
+  return code, record
+end
+
+-- The kernel a workload needs, written from its spec and its C reference:
+-- the entry's parameters are the reference's, so the gate can run it and
+-- the C reference can judge it (a spec without one cannot: nothing would
+-- say what correct is).
+function M.baseline(client, w)
+  if getmetatable(client) ~= Client then error("llm.baseline: client must come from llm.from_config", 2) end
+  if not w.reference then
+    return nil, verdicts.failure("bad_input", string.format("%s has no C reference (reference = \"reference.c\"): an LLM's "
+      .. "baseline would be judged against itself", tostring(w.name)))
+  end
+  local params, pf = require("klineage.gate.reference").parameters(w)
+  if not params then return nil, pf end
+  local decl, kinds, scalars = {}, {}, {}
+  for i, p in ipairs(params) do
+    local buffer = p.kind == "buf"
+    local b = buffer and w.buffers and w.buffers[p.name]
+    local output = type(b) == "table" and b.output
+    decl[i] = (buffer and not output and not p.text:match("^const") and "const " or "") .. p.text
+    kinds[i] = p.kind
+    if not buffer then scalars[#scalars + 1] = p.name end
+  end
+  local sizes = {}
+  for k, v in pairs(w.params or {}) do sizes[#sizes + 1] = k .. " = " .. tostring(v) end
+  table.sort(sizes)
+  local description = string.format("%s (entry `%s`), timed at %s; outputs: %s.%s", tostring(w.name), w.kernel,
+    table.concat(sizes, ", "), table.concat(w.outputs or {}, ", "),
+    type(w.description) == "string" and ("\n\n" .. w.description) or "")
+  local prompt = M.prompt("baseline", { description = description, reference = w.reference.source, entry = w.kernel,
+                                        parameters = table.concat(decl, ", "), scalars = table.concat(scalars, ", ") })
+  local text, record = client:complete(prompt)
+  if not text then return nil, record end
+  local code, af = answer.extract(text, w.kernel, kinds)
   if not code then
     record.verdict = af.verdict
     af.record = record
