@@ -110,3 +110,59 @@ return {
     for _, k in ipairs(before) do expect(keys[k]):is_true() end
   end)
 end)
+
+describe("klineage bench, the progress line", function()
+  -- The bench's own process, its stderr a pipe (never a terminal), with
+  -- env's words before it.
+  local testing = require "klineage.testing"
+  local function bench(env)
+    local cmd = "env " .. env .. " " .. testing.shell_quote(require("kl.host").executable()) .. " bench "
+      .. testing.shell_quote(fixture) .. " --backend fake --max-seconds 0.05 --budget 30 --journal "
+      .. testing.shell_quote(scratch_dir()) .. " 2>&1"
+    local h = assert(io.popen(cmd, "r"))
+    local out = h:read("a")
+    local _, _, code = h:close()
+    return out, code
+  end
+
+  it("writes nothing of the sort when stderr is not a terminal, nor with KLINEAGE_PROGRESS=0", function()
+    for _, env in ipairs({ "-u KLINEAGE_PROGRESS", "KLINEAGE_PROGRESS=0" }) do
+      local out, code = bench(env)
+      expect(code):equals(0)
+      expect(out):matches("\nv1%.cu%s+ok")
+      expect(out):never_contains("\r")
+      expect(out):never_contains("\27[")
+      expect(out):never_contains("cycles 1/30")
+    end
+  end)
+
+  it("with KLINEAGE_PROGRESS=1: the version judged, the fastest so far, the cycles of the budget, the time; cut to $COLUMNS", function()
+    local out, code = bench("-u COLUMNS KLINEAGE_PROGRESS=1")
+    expect(code):equals(0)
+    expect(out):contains("\r\27[Kbench saxpy_sizes: v0.cu (1/2) ...  cycles 0/30  0 s")
+    expect(out):matches("\r\27%[Kbench saxpy_sizes: v1%.cu %(2/2%) ok  fastest v[01]%.cu [%d.]+ ms  cycles 2/30  %d+ s")
+    -- erased before each row of the table: between the last progress text
+    -- and the row stands a clear
+    for _, row in ipairs({ "v0%.cu%s+ok", "v1%.cu%s+ok" }) do
+      local at = assert(out:find(row))
+      local before = out:sub(1, at)
+      local last_text = before:match(".*()cycles %d+/30")
+      local last_clear = before:match(".*()\r\27%[K")
+      check(last_text and last_clear and last_clear > last_text, "no clear between the progress line and the row %s", row)
+    end
+    -- and at the end
+    expect(out):matches("cycles 2/30  %d+ s\r\27%[Kklineage bench: report")
+    local narrow = bench("COLUMNS=40 KLINEAGE_PROGRESS=1")
+    local n = 0
+    -- each progress text runs from a clear to the next \r (stdout's rows
+    -- may follow a clear too: they hold no "cycles")
+    for shown in narrow:gmatch("\r\27%[K([^\r\n]*)") do
+      if shown:find("cycles", 1, true) then
+        n = n + 1
+        check(#shown <= 39, "a progress line wider than COLUMNS=40 allows: %q", shown)
+      end
+    end
+    expect(n):at_least(4)
+    expect(narrow):matches("%.%.%.  cycles %d+/30  %d+ s") -- cut, the cycles and the time kept
+  end)
+end)

@@ -175,3 +175,37 @@ describe("klineage walk --policy breadth", function()
     expect(followed):equals(true)
   end)
 end)
+
+describe("klineage walk, the progress line", function()
+  -- The walk's own process, its stderr a pipe (never a terminal), with
+  -- env's words before it; not --quiet, so only the terminal test decides.
+  local testing = require "klineage.testing"
+  local function walk_out(env)
+    local cmd = "env " .. env .. " " .. testing.shell_quote(require("kl.host").executable())
+      .. " walk transpose --backend emu --policy greedy --max-steps 1 --budget 40 --journal "
+      .. testing.shell_quote(scratch_dir()) .. " 2>&1"
+    local h = assert(io.popen(cmd, "r"))
+    local out = h:read("a")
+    local _, _, code = h:close()
+    return out, code
+  end
+
+  it("writes nothing of the sort when stderr is not a terminal", function()
+    local out, code = walk_out("-u KLINEAGE_PROGRESS")
+    expect(code):equals(0)
+    expect(out):matches("1 steps")
+    expect(out):never_contains("\r")
+    expect(out):never_contains("\27[")
+    expect(out):never_contains("step 1  took")
+  end)
+
+  it("with KLINEAGE_PROGRESS=1: the candidate judged, the accepted so far, the kernel, the cycles, the time; each step a line", function()
+    local out, code = walk_out("COLUMNS=200 KLINEAGE_PROGRESS=1")
+    expect(code):equals(0)
+    expect(out):contains("\r\27[Kwalk step 1  at v6_tile64.cu  cycles 0/40  0 s")
+    expect(out):matches("\r\27%[Kwalk step 1: 1/%d+ [^\r]- ok  1 accepted; at v6_tile64%.cu  cycles 1/40  %d+ s")
+    expect(out):matches("\r\27%[Kstep 1  took [^\r\n]+not measured[^\r\n]*\n")
+    -- the step's line stays, and what follows starts on a line of its own
+    expect(out):matches("\nklineage walk: report")
+  end)
+end)

@@ -1,15 +1,19 @@
 local args = require "klineage.args"
 
--- One line on a terminal, rewritten in place: what is judged, the cycles
--- used, the elapsed time. Nothing when stderr is not a terminal.
-local function progress(tty, ctx, t0)
-  if not tty then return function() end end
-  local host = require "kl.host"
-  return function(text)
-    local b = ctx.budget
-    local used = b.limit and string.format("%d/%d", b.used, b.limit) or tostring(b.used)
-    io.stderr:write(string.format("\r\27[K%s  (cycles %s, %.0f s)", text, used, host.clock() - t0))
+-- The progress line's best so far: the fastest version judged ok with its
+-- time at the bench size; on emu, where nothing is timed, how many passed.
+local function best_so_far(done, lineage)
+  local fastest, ms, passed = nil, nil, 0
+  for i = 1, #lineage do
+    local r = done[i]
+    if r and r.verdict == "ok" then
+      passed = passed + 1
+      local t = r.stages and r.stages.profile and r.stages.profile.median_ms
+      if t and (not ms or t < ms) then fastest, ms = lineage[i], t end
+    end
   end
+  if fastest then return string.format("fastest %s %.4f ms", fastest, ms) end
+  if passed > 0 then return string.format("%d passed", passed) end
 end
 
 -- The lines above the table: the run, the ceilings, the vendor's bar and
@@ -85,6 +89,12 @@ back from the journal, not judged again. A lineage file that cannot be read
 (missing, not a regular file, over 4 MiB, binary) is a row with the verdict
 bad_input and the reason, journaled like any other.
 
+On a terminal, stderr shows one line rewritten in place: the version being
+judged, the fastest version so far with its time (on emu, which times
+nothing, how many passed), the gate cycles used ("12/30" with --budget)
+and the elapsed time. KLINEAGE_PROGRESS=1 shows it off a terminal too,
+KLINEAGE_PROGRESS=0 never; the line is cut to $COLUMNS (else 100) columns.
+
 At its end the bench writes the run's report, RUN/report.md and
 RUN/report.html (see klineage report); a report that cannot be rendered is
 said on stderr and changes nothing else.
@@ -149,8 +159,7 @@ options:
         end
       end
     end
-    local tty = host.isatty(2)
-    local show = progress(tty, ctx, host.clock())
+    local line = require("klineage.progress").line(io.stderr, ctx)
     local out = io.stdout
     local has_vendor = false
     for _, v in ipairs(vendor or {}) do has_vendor = has_vendor or v.median_ms ~= nil end
@@ -160,7 +169,7 @@ options:
     local done, printed = {}, 0
     local function print_ready()
       if a.json then return end
-      if tty then io.stderr:write("\r\27[K") end
+      line:clear()
       local t
       while done[printed + 1] do
         printed = printed + 1
@@ -173,15 +182,16 @@ options:
       before = function(i)
         spawn_upto(i + ahead)
         cache.finish(jobs[i]) -- a failure shows again, with its message, in the gate's compile stage
-        show(string.format("[%d/%d] %s ...", i, #w.lineage, w.lineage[i]))
+        line:show(string.format("bench %s: %s (%d/%d) ...", w.name, w.lineage[i], i, #w.lineage), best_so_far(done, w.lineage))
       end,
       after = function(i, r)
         done[i] = r
         print_ready()
-        show(string.format("[%d/%d] %s %s%s", i, #w.lineage, w.lineage[i], r.verdict, r.reused and " (from the journal)" or ""))
+        line:show(string.format("bench %s: %s (%d/%d) %s%s", w.name, w.lineage[i], i, #w.lineage, r.verdict,
+          r.reused and " (from the journal)" or ""), best_so_far(done, w.lineage))
       end,
     })
-    if tty then io.stderr:write("\r\27[K") end
+    line:done()
     ctx:close()
     if not records then
       -- The journal (or the folder of stored sources) could not be written:

@@ -18,23 +18,45 @@ local function fmt_explained(x)
   return x.how .. " by " .. table.concat(names, "+")
 end
 
--- A progress line per event on a terminal; nothing otherwise.
-local function progress_printer(out)
-  local host = require "kl.host"
-  if not host.isatty(2) then return nil end
-  return function(e)
-    local budget = e.budget.limit and string.format("%d/%d", e.budget.used, e.budget.limit) or tostring(e.budget.used)
-    if e.kind == "candidate" then
-      out:write(string.format("\r\27[Kstep %d  candidate %d/%d  %s  cycles %s", e.step, e.index, e.of, e.label:sub(1, 50), budget))
-    elseif e.kind == "verdict" then
-      out:write(string.format("\r\27[Kstep %d  candidate %d/%d  %s: %s  cycles %s", e.step, e.index, e.of, e.label:sub(1, 50),
-        e.verdict, budget))
-    elseif e.kind == "step" then
-      out:write(string.format("\r\27[Kstep %d  took %s  %s\n", e.step, e.taken.to, fmt_effect(e.taken.effect)))
-    elseif e.kind == "end" then
-      out:write("\r\27[K")
+-- The walk's events on the progress line (progress.lua; nothing off a
+-- terminal): the candidate being judged, the step's best so far (the
+-- accepted candidate slowest at the bench size, which the greedy policy
+-- tries first; on emu, which times nothing, how many were accepted), the
+-- kernel the walk is at and the largest measured effect of its steps; and
+-- each step taken as a line that stays.
+local function progress_printer(line)
+  local at, top, accepted, slowest, slowest_ms
+  local function best()
+    local parts = {}
+    if slowest then
+      parts[#parts + 1] = string.format("slowest ok %s %.4f ms", slowest, slowest_ms)
+    elseif accepted and accepted > 0 then
+      parts[#parts + 1] = string.format("%d accepted", accepted)
     end
-    out:flush()
+    parts[#parts + 1] = "at " .. tostring(at) .. (top and string.format(", top effect %.3fx (step %d)", top.speedup, top.step) or "")
+    return table.concat(parts, "; ")
+  end
+  return function(e)
+    if e.kind == "begin" then
+      at, accepted, slowest, slowest_ms = e.current, 0, nil, nil
+      line:show(string.format("walk step %d", e.step), best())
+    elseif e.kind == "candidate" then
+      line:show(string.format("walk step %d: %d/%d %s ...", e.step, e.index, e.of, e.label), best())
+    elseif e.kind == "verdict" then
+      if e.verdict == "ok" then
+        accepted = accepted + 1
+        if e.median_ms and (not slowest_ms or e.median_ms > slowest_ms) then slowest, slowest_ms = e.label, e.median_ms end
+      end
+      line:show(string.format("walk step %d: %d/%d %s %s", e.step, e.index, e.of, e.label, e.verdict), best())
+    elseif e.kind == "step" then
+      local eff = e.taken.effect
+      if eff and eff.measured and eff.speedup and (not top or eff.speedup > top.speedup) then
+        top = { speedup = eff.speedup, step = e.step }
+      end
+      line:say(string.format("step %d  took %s  %s", e.step, e.taken.to, fmt_effect(eff)))
+    elseif e.kind == "end" then
+      line:done()
+    end
   end
 end
 
@@ -60,6 +82,15 @@ examples/walk_smallest_step.lua):
             reproduces it
   greedy    every undo and hunk judged; follow the one slowing the kernel most
   breadth   every candidate judged and timed; all kept as evidence
+
+On a terminal, stderr shows one line rewritten in place: the candidate
+being judged, the step's best so far (the accepted candidate slowest at the
+bench size; on emu, which times nothing, how many were accepted), the
+kernel the walk is at with the largest measured effect so far, the gate
+cycles used ("12/30" with --budget) and the elapsed time; each step taken
+stays as a line "step N  took ...". KLINEAGE_PROGRESS=1 shows them off a
+terminal too, KLINEAGE_PROGRESS=0 never; the line is cut to $COLUMNS (else
+100) columns.
 
 A killed walk resumes with --resume RUN (or --run NAME again): every
 judgement already in the journal is reused and no gate cycle is paid twice.
@@ -112,8 +143,10 @@ options:
       io.stderr:write(string.format("klineage walk: %s from %s, policy %s, %s backend%s\n", w.name, w.lineage[#w.lineage],
         policy.name, ctx.backend, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
     end
+    local line = require("klineage.progress").line(io.stderr, ctx, { tty = a.quiet and false or nil })
     local summary, f = require("klineage.verdicts").catch(walk.run, ctx, w, { policy = policy, max_steps = max_steps,
-      progress = not a.quiet and progress_printer(io.stderr) or nil })
+      progress = line.on and progress_printer(line) or nil })
+    line:done() -- a walk that raised sent no "end"
     local run_dir = ctx.run and ctx.run.dir
     ctx:close()
     -- The report before the summary, so that the summary stays the last output.

@@ -26,7 +26,10 @@
 --   walk.workload, walk.ctx, walk.backend, walk.steps (taken so far), walk.step (this one)
 --
 --   walk.run(ctx, w, opts) -> summary | nil, failure
---     opts = { policy = table | name | path, max_steps = 40, progress = fn(event),
+--     opts = { policy = table | name | path, max_steps = 40, progress = fn(event)
+--              (events, each with step and budget: begin { current },
+--              candidate { index, of, label }, verdict { index, of, label,
+--              verdict, median_ms }, step { taken }, end { summary }),
 --              deadline = a host.clock() time: no step starts after it (the
 --              walk stops with "deadline", to be resumed) }
 --     summary = { policy, workload, steps = { step... }, stopped = why,
@@ -107,7 +110,10 @@ function Walk:judge(candidates, opts)
       ahead(i)
       self:emit({ kind = "candidate", index = i, of = #candidates, label = candidates[i].label })
     end,
-    after = function(i, r) self:emit({ kind = "verdict", index = i, of = #candidates, label = candidates[i].label, verdict = r.verdict }) end,
+    after = function(i, r)
+      self:emit({ kind = "verdict", index = i, of = #candidates, label = candidates[i].label, verdict = r.verdict,
+                  median_ms = r.stages and r.stages.profile and r.stages.profile.median_ms })
+    end,
   })
   for i, c in ipairs(candidates) do
     local r = records[i]
