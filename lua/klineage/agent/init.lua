@@ -139,6 +139,7 @@ local function step(agent, policy, steps)
     else
       local provenance = { parent = agent.current.sha256,
                            producer = { kind = "skill", name = row.skill, edit = row.site, params = made.params, by = made.by } }
+      agent:emit({ kind = "judging", skill = row.skill, by = made.by })
       local result = agent:judge(made.source, provenance, string.format("%s at %s", row.skill, tostring(row.site)))
       if result.verdict == "budget_exhausted" then return nil, "budget_exhausted" end
       local ok, reason = (policy.accept or steps.accept)(agent, row, result)

@@ -14,22 +14,28 @@ local function fmt_effect(e)
   return string.format("%.3fx [%.3f, %.3f]", e.speedup, e.ci[1], e.ci[2])
 end
 
--- One line on a terminal, rewritten in place; nothing otherwise.
-local function progress_printer(out, t0)
-  local host = require "kl.host"
-  if not host.isatty(2) then return nil end
+-- The progress line (klineage.progress): the skill being judged, the
+-- steps kept so far with the last effect, cycles of the budget, elapsed.
+local function progress_printer(ctx)
+  local line = require("klineage.progress").line(io.stderr, ctx)
+  local kept, last = 0, nil
+  local function best()
+    if kept == 0 then return "nothing kept yet" end
+    return string.format("%d kept, last %s", kept, last and fmt_effect(last) or "-")
+  end
   return function(e)
-    local b = e.budget
-    local used = b.limit and string.format("%d/%d", b.used, b.limit) or tostring(b.used)
-    if e.kind == "decision" then
-      out:write(string.format("\r\27[Kstep %d  %s: %s  cycles %s  %.0f s", e.step, e.skill:sub(1, 40), e.status, used,
-        host.clock() - t0))
+    if e.kind == "baseline" then
+      line:show("optimize: gating the input " .. tostring(e.label), best())
+    elseif e.kind == "judging" then
+      line:show(string.format("optimize step %d: judging %s (%s)", e.step, e.skill, tostring(e.by)), best())
+    elseif e.kind == "decision" then
+      line:show(string.format("optimize step %d: %s %s", e.step, e.skill, e.status), best())
     elseif e.kind == "step" then
-      out:write(string.format("\r\27[Kstep %d  applied %s  %s\n", e.step, e.skill, fmt_effect(e.effect)))
+      kept, last = kept + 1, e.effect
+      line:say(string.format("step %d  applied %s  %s", e.step, e.skill, fmt_effect(e.effect)))
     elseif e.kind == "end" then
-      out:write("\r\27[K")
+      line:done()
     end
-    out:flush()
   end
 end
 
@@ -93,7 +99,8 @@ options:
   --run NAME        the run folder's name: created, or resumed when it exists
   --max-steps N     accepted steps at most (default 20)
   --json            print the summary as JSON
-  --quiet           no progress lines]],
+  --quiet           no progress line (shown on a terminal only;
+                    KLINEAGE_PROGRESS=1 or 0 forces it on or off)]],
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 0, max = 1 })
     local files = require "klineage.files"
@@ -163,7 +170,7 @@ options:
     end
     local summary, f = require("klineage.verdicts").catch(agent.optimize, ctx, w, { source = text, label = label, file = kernel_file },
       { skills = records, policy = policy, llm = llm, max_steps = a.max_steps,
-        progress = not a.quiet and progress_printer(io.stderr, host.clock()) or nil })
+        progress = not a.quiet and progress_printer(ctx) or nil })
     local run_dir = ctx.run and ctx.run.dir
     ctx:close()
     if summary then
