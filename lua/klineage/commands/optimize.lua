@@ -1,12 +1,10 @@
 local args = require "klineage.args"
 
-local FLAGS = { workload = "string", skills = "string", budget = "number", llm = "string", policy = "string",
+local llm_mod = require "klineage.llm"
+
+local FLAGS = llm_mod.add_flags({ workload = "string", skills = "string", budget = "number", policy = "string",
                 backend = "string", out = "string", journal = "string", run = "string", max_steps = "number",
-                json = "boolean", quiet = "boolean" }
--- The LLM's own options (--llm-model, --llm-base-url, ...: klineage.llm), but the provider, which is --llm.
-for flag, kind in pairs(require("klineage.llm").ARG_FLAGS) do
-  if flag ~= "llm_provider" then FLAGS[flag] = kind end
-end
+                json = "boolean", quiet = "boolean" })
 
 local function fmt_effect(e)
   if not e then return "-" end
@@ -42,9 +40,7 @@ end
 return {
   flags = FLAGS,
   summary = "optimize a kernel with the skills, under the gate and a counted budget",
-  usage = "usage: klineage optimize [KERNEL.cu] --workload SPEC [--skills DIR] [--budget N] [--llm PROVIDER] "
-    .. "[--llm-model M] [--llm-base-url URL] [--llm-command CMD] [--llm-replay FILE] [--llm-record FILE] "
-    .. "[--llm-timeout S] [--llm-retries N] [--llm-rpm N] "
+  usage = "usage: klineage optimize [KERNEL.cu] --workload SPEC [--skills DIR] [--budget N] " .. llm_mod.USAGE .. " "
     .. "[--policy klineage|FILE.lua] [--backend cuda|emu] [--out FILE] [--journal DIR] [--run NAME] [--max-steps N] "
     .. "[--json] [--quiet]",
   help = [[
@@ -78,20 +74,7 @@ options:
   --workload SPEC   the workload (required)
   --skills DIR      the skill repository (default skills/<arch> of the home)
   --budget N        gate cycles at most (default 30)
-  --llm PROVIDER    an LLM for the skills no transform or template can apply:
-                    openai (any OpenAI-compatible server: vLLM, llama.cpp,
-                    Ollama), anthropic, command, replay (default none). The
-                    API key comes from the environment only
-                    (KLINEAGE_LLM_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY);
-                    an unusable answer is a counted cycle
-  --llm-model M     the model (or KLINEAGE_LLM_MODEL)
-  --llm-base-url U  the server (or KLINEAGE_LLM_BASE_URL)
-  --llm-command C   (command) the program the prompt is piped to
-  --llm-replay F    (replay) the transcript to answer from
-  --llm-record F    a transcript to record the calls into
-  --llm-timeout S   seconds per call (default 120)
-  --llm-retries N   retries of a failed call (default 3)
-  --llm-rpm N       requests per minute at most
+]] .. llm_mod.HELP .. "\n" .. [[
   --policy NAME     klineage (default) or a policy file (agent/policies/klineage.lua)
   --backend NAME    cuda (default where a GPU answers) or emu
   --out FILE        where the optimized kernel is written (default RUN/optimized.cu)
@@ -127,15 +110,10 @@ options:
     local agent = require "klineage.agent"
     local policy, pf = agent.load_policy(a.policy or "klineage")
     if not policy then args.usage_error("%s", pf.message) end
-    local llm, llm_client
-    if a.llm then
-      local mod = require "klineage.llm"
-      local cfg = mod.config_from_args(a)
-      cfg.provider = a.llm
-      local client, lf = mod.from_config(cfg)
-      if not client then args.usage_error("--llm: %s", lf.message) end
-      llm, llm_client = mod.seam(client), client
-    end
+    -- An LLM for the skills no transform or template can apply; an unusable answer is a counted cycle.
+    local llm_client, lf = llm_mod.client_from_args(a)
+    if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
+    local llm = llm_client and llm_mod.seam(llm_client)
     local dir = a.skills or (host.home or ".") .. "/skills/sm_90"
     local records, sf = require("klineage.skills.store").load(dir)
     if not records then args.usage_error("%s", sf.message) end
@@ -152,7 +130,7 @@ options:
     local label = kernel_file and kernel_file:match("[^/]+$") or "baseline-llm.cu"
     if not kernel_file then
       -- The LLM writes the input from the spec and its C reference; the gate's first cycle judges it.
-      local source, call = require("klineage.llm").baseline(llm_client, w)
+      local source, call = llm_mod.baseline(llm_client, w)
       ctx:record({ kind = "llm_baseline", llm = source and call or (type(call) == "table" and call.record) or nil,
                    verdict = source and "ok" or (type(call) == "table" and call.verdict or "llm_bad_answer"),
                    message = not source and tostring(type(call) == "table" and call.message or call) or nil,

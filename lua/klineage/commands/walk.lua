@@ -1,7 +1,9 @@
 local args = require "klineage.args"
 
-local FLAGS = { policy = "string", budget = "number", backend = "string", max_steps = "number", resume = "string",
-                run = "string", journal = "string", json = "boolean", quiet = "boolean" }
+local llm_mod = require "klineage.llm"
+
+local FLAGS = llm_mod.add_flags({ policy = "string", budget = "number", backend = "string", max_steps = "number", resume = "string",
+                run = "string", journal = "string", json = "boolean", quiet = "boolean" })
 
 local function fmt_effect(e)
   if not e then return "" end
@@ -64,7 +66,7 @@ return {
   flags = FLAGS,
   summary = "walk an expert kernel backward, one gate-validated simplification at a time",
   usage = "usage: klineage walk WORKLOAD [--policy recorded|greedy|breadth|FILE.lua] [--budget N] [--backend cuda|emu] "
-    .. "[--max-steps N] [--run NAME | --resume RUN] [--journal DIR] [--json] [--quiet]",
+    .. "[--max-steps N] [--run NAME | --resume RUN] [--journal DIR] [--json] [--quiet] " .. llm_mod.USAGE,
   help = [[
 Walks the workload's expert kernel (its lineage's last version) backward.
 At each step the policy asks the proposers for candidate simplifications
@@ -112,7 +114,9 @@ options:
   --resume RUN        resume this run (an id under the runs folder, or a path)
   --journal DIR       the runs folder (default $KLINEAGE_RUNS, ...)
   --json              print the walk's summary as JSON
-  --quiet             no progress lines]],
+  --quiet             no progress lines
+the llm proposer (greedy and breadth ask it for one simplification a step):
+]] .. llm_mod.HELP,
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
     local files = require "klineage.files"
@@ -125,6 +129,8 @@ options:
     if max_steps and (math.type(max_steps) ~= "integer" or max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
     if a.run and a.resume then args.usage_error("give --run or --resume, not both") end
     if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+    local llm_client, lf = llm_mod.client_from_args(a)
+    if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
     local policy, pf = walk.load_policy(a.policy or "greedy")
     if not policy then args.usage_error("%s", pf.message) end
     local resume = a.resume
@@ -145,6 +151,7 @@ options:
     end
     local line = require("klineage.progress").line(io.stderr, ctx, { tty = a.quiet and false or nil })
     local summary, f = require("klineage.verdicts").catch(walk.run, ctx, w, { policy = policy, max_steps = max_steps,
+      llm = llm_client and llm_mod.simplifier(llm_client),
       progress = line.on and progress_printer(line) or nil })
     line:done() -- a walk that raised sent no "end"
     local run_dir = ctx.run and ctx.run.dir

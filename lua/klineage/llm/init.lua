@@ -43,6 +43,9 @@
 --       cfg.api_key raises: a key in a config file or a journal is a leak.
 --   llm.config_from_args(parsed) -> cfg: the ARG_FLAGS of args.parse's result
 --   llm.ARG_FLAGS -> the flags, for a command's args spec
+--   llm.add_flags(flags) -> flags with --llm PROVIDER and the ARG_FLAGS but
+--       --llm-provider; llm.USAGE, llm.HELP: their usage and help lines
+--   llm.client_from_args(parsed) -> client | nil (no --llm) | nil, failure
 --   client:complete(prompt [, system]) -> text, record | nil, failure
 --       record (for the journal): { provider, model, base_url, prompt_hash
 --       (the replay key: system and prompt), prompt_sha256, answer_sha256, attempts, ms, usage =
@@ -53,6 +56,8 @@
 --   client.info -> { provider, model, base_url } (scrubbed)
 --   llm.prompt(name, values) -> text: prompts/<name>.md filled
 --       (klineage.llm.template: a missing value raises)
+--   llm.simplifier(client) -> function({ kernel, workload }) -> source,
+--       record | nil, failure: the walk's LLM proposer (prompts/simplify.md)
 --   llm.baseline(client, w) -> source, record | nil, failure: the kernel
 --       the workload needs, written from its spec and C reference (a spec
 --       without one is bad_input); the failures of materialize
@@ -102,6 +107,41 @@ M.ARG_FLAGS = {
   llm_replay = "string", llm_record = "string", llm_timeout = "number", llm_retries = "number",
   llm_rpm = "number",
 }
+
+-- For a command that takes --llm PROVIDER and the LLM's options: its
+-- flags table gets them (flags.llm included), its help the lines below,
+-- and client_from_args the client (nil without --llm).
+function M.add_flags(flags)
+  flags.llm = "string"
+  for flag, kind in pairs(M.ARG_FLAGS) do
+    if flag ~= "llm_provider" then flags[flag] = kind end
+  end
+  return flags
+end
+
+M.USAGE = "[--llm PROVIDER] [--llm-model M] [--llm-base-url URL] [--llm-command CMD] [--llm-replay FILE] "
+  .. "[--llm-record FILE] [--llm-timeout S] [--llm-retries N] [--llm-rpm N]"
+
+M.HELP = [[
+  --llm PROVIDER    openai (any OpenAI-compatible server: vLLM, llama.cpp,
+                    Ollama), anthropic, command, replay (default none). The
+                    API key comes from the environment only
+                    (KLINEAGE_LLM_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY)
+  --llm-model M     the model (or KLINEAGE_LLM_MODEL)
+  --llm-base-url U  the server (or KLINEAGE_LLM_BASE_URL)
+  --llm-command C   (command) the program the prompt is piped to
+  --llm-replay F    (replay) the transcript to answer from
+  --llm-record F    a transcript to record the calls into
+  --llm-timeout S   seconds per call (default 120)
+  --llm-retries N   retries of a failed call (default 3)
+  --llm-rpm N       requests per minute at most]]
+
+function M.client_from_args(parsed)
+  if not parsed.llm then return nil end
+  local cfg = M.config_from_args(parsed)
+  cfg.provider = parsed.llm
+  return M.from_config(cfg)
+end
 
 function M.config_from_args(parsed)
   local cfg = {}
@@ -343,6 +383,24 @@ function M.baseline(client, w)
     return nil, af
   end
   return code, record
+end
+
+-- The walk's LLM proposer: one optimization removed from a kernel.
+function M.simplifier(client)
+  if getmetatable(client) ~= Client then error("llm.simplifier: client must come from llm.from_config", 2) end
+  return function(request)
+    local kinds, f = require("klineage.gate.kernel").signature(request.kernel, request.workload.kernel)
+    if not kinds then return nil, f end
+    local text, record = client:complete(M.prompt("simplify", { entry = request.workload.kernel, kernel = request.kernel }))
+    if not text then return nil, record end
+    local code, af = answer.extract(text, request.workload.kernel, kinds)
+    if not code then
+      record.verdict = af.verdict
+      af.record = record
+      return nil, af
+    end
+    return code, record
+  end
 end
 
 function M.seam(client)

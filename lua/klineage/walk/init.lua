@@ -223,7 +223,7 @@ function M.run(ctx, w, opts)
   local policy, pf = M.load_policy(opts.policy or "greedy")
   if not policy then return nil, pf end
   local self = setmetatable({ ctx = ctx, workload = w, backend = ctx.backend, steps = {}, visited = {}, texts = {}, norms = {},
-                              progress = opts.progress, step = 0 }, Walk)
+                              progress = opts.progress, step = 0, llm = opts.llm }, Walk)
   local start = policy.start and policy.start(self) or #w.lineage
   if math.type(start) ~= "integer" or start < 1 or start > #w.lineage then
     return nil, verdicts.failure("bad_input", string.format("policy %s: start must be a lineage index 1..%d", policy.name, #w.lineage))

@@ -7,8 +7,12 @@
 --             lineage version
 --   hunks     each hunk of the recorded step (previous -> current version),
 --             reverted alone (klineage.stepdiff), when there are at least two
+--   llm       the walk's LLM (walk.run's opts.llm, klineage.llm.simplifier)
+--             asked to remove one optimization; nothing without one. An LLM
+--             answers differently each time: a walk that must resume to the
+--             same candidates records its calls and replays them (--llm replay)
 --
---   proposers.NAMES = { "undo", "recorded", "hunks" }
+--   proposers.NAMES = { "undo", "recorded", "hunks", "llm" }
 --   proposers.propose(walk, names) -> { candidate... }
 --     candidate = { source, label, kernel, version (a lineage index, or nil),
 --                   provenance = { parent = sha256, producer = { kind, name, params, edit } },
@@ -19,7 +23,7 @@ local hash = require "kl.hash"
 
 local M = {}
 
-M.NAMES = { "undo", "recorded", "hunks" }
+M.NAMES = { "undo", "recorded", "hunks", "llm" }
 
 local function candidate(walk, text, label, producer, extra)
   local c = { source = text, label = label, kernel = walk.workload.kernel, file = walk.workload.dir .. "/" .. label,
@@ -68,6 +72,19 @@ function by_name.hunks(walk, out)
       out[#out + 1] = candidate(walk, t, string.format("revert hunk %d of %s", i, walk.workload.lineage[walk.current.version]),
         { kind = "hunk", name = file, edit = string.format("hunk %d at line %d", i, hunks[i].new.line or 0) })
     end
+  end
+end
+
+function by_name.llm(walk, out)
+  if not walk.llm then return end
+  local text, call = walk.llm({ kernel = walk.current.source, workload = walk.workload })
+  -- Every call is journaled, an unusable answer too: what the LLM cost is part of the walk.
+  walk.ctx:record({ kind = "llm_call", walk = walk.id, step = walk.step, purpose = "simplify",
+                    llm = text and call or (type(call) == "table" and call.record) or nil,
+                    verdict = text and "ok" or (type(call) == "table" and call.verdict or "llm_bad_answer"),
+                    message = not text and tostring(type(call) == "table" and call.message or call) or nil })
+  if text and text ~= walk.current.source then
+    out[#out + 1] = candidate(walk, text, "llm simplification", { kind = "llm", name = call and call.provider or "llm" })
   end
 end
 

@@ -12,7 +12,7 @@ return {
   name = "breadth",
   about = "judge and time every candidate, keep all as evidence, follow the best",
   step = function(walk)
-    local candidates = walk:propose({ "undo", "hunks", "recorded" })
+    local candidates = walk:propose({ "undo", "hunks", "recorded", "llm" })
     if #candidates == 0 then return nil, "no candidate left" end
     local best
     for _, r in ipairs(walk:judge(candidates, { effect = true })) do

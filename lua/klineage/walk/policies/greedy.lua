@@ -13,7 +13,7 @@ return {
   name = "greedy",
   about = "follow the accepted simplification with the largest measured slowdown",
   step = function(walk)
-    local candidates = walk:propose({ "undo", "hunks" })
+    local candidates = walk:propose({ "undo", "hunks", "llm" })
     if #candidates == 0 then return nil, "no transform has an undo site left" end
     local judged, accepted = walk:judge(candidates), {}
     for i, r in ipairs(judged) do
