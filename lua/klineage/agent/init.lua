@@ -153,7 +153,7 @@ local function step(agent, policy, steps)
       end
     end
   end
-  return nil, "every candidate was rejected"
+  return nil, "no candidate left that the gate accepted (the rest were rejected or could not be materialized)"
 end
 
 function M.optimize(ctx, w, input, opts)

@@ -76,7 +76,10 @@ function M.candidates(agent)
   for _, row in ipairs(rows) do
     local r = skills[row.skill]
     if row.status == "blocked" then
-      agent:decide(row, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
+      -- A pattern that cannot be read is the repository's defect, not this kernel's: said once, at the first step.
+      if not (row.blocked_by and row.blocked_by.kind == "pattern" and agent.step > 1) then
+        agent:decide(row, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
+      end
     else
       values = values or learn.values({ facts = require("klineage.facts").of(agent.current.source, agent.workload.kernel,
         { workload = agent.workload, arch = agent.ctx.arch, record = agent.current.record }).values, facts_after = {} })
