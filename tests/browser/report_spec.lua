@@ -11,7 +11,7 @@ local report_dom = dofile(here .. "/report_dom.lua")
 -- >>> Switch for `klineage report RUN --open-in DIR`: "auto" runs its case
 -- when the command exists and skips it otherwise; "required" fails when it
 -- is missing. Set "required" once lua/klineage/commands/report.lua is merged.
-local REPORT_COMMAND = "auto"
+local REPORT_COMMAND = "required"
 
 -- The real walk the report case renders, from the shipped H200 journals.
 local WALKS_TAR = root .. "/reports/walks/h200-2026-12-02b.tar.gz"
@@ -22,11 +22,19 @@ local FIXTURE = here .. "/fixtures/walk-transpose"
 -- explained.chain / explained.partial transforms).
 local FIXTURE_SKILLS = { "retune", "pragma_unroll", "smem_padding" }
 
--- >>> The skill cards a report of RUN must show. Not settled yet: the report
--- writer decides which skills a walk report carries (those its steps used,
--- or the repository's). Return the list here; nil leaves the case skipped.
+-- The skill cards a walk report of RUN must show: one per skill its
+-- journal is evidence for, which is what klineage.skills.extract reads
+-- from the journal's walk steps and judged candidates (the report learns
+-- its cards from the same observations).
 local function expected_skill_cards_for_run(run_dir)
-  return nil
+  local obs = require("klineage.skills.extract").folder(run_dir)
+  local ids, seen = {}, {}
+  for _, o in ipairs(obs) do
+    local id = o.skill:gsub(":", "-")
+    if not seen[id] then seen[id] = true ids[#ids + 1] = id end
+  end
+  table.sort(ids)
+  return ids
 end
 
 local chromium = page_check.find_chromium()
@@ -211,4 +219,44 @@ describe("klineage report on a real walk", function()
     expect(missing):equals({})
     expect(extra):equals({})
   end)
+end)
+
+-- The committed examples (reports/examples/), each against its own journal.
+describe("the example reports in a real browser", function()
+  local examples = root .. "/reports/examples"
+  for _, name in ipairs({ "bench-transpose-h200", "walk-sgemm-recorded-cuda", "optimize-matmul-emu" }) do
+    it("loads " .. name .. " with no problem, and its DOM holds what its journal does", function()
+      local html = examples .. "/" .. name .. "/report.html"
+      local r = check(html)
+      if #r.problems > 0 then fail("%s: %s", html, describe_problems(r.problems)) end
+      expect(report_dom.has_main(r.dom)):is_true()
+      local kind = name:match("^(%a+)%-")
+      expect(report_dom.kind(r.dom)):equals(kind)
+      for i, chart in ipairs(report_dom.charts(r.dom)) do
+        if not chart.titled then fail("chart #%d (svg role=img) has no <title>", i) end
+      end
+      local runs = scratch_dir()
+      expect(os.execute("tar xzf " .. sh(examples .. "/" .. name .. "/journal.tar.gz") .. " -C " .. sh(runs))):is_true()
+      local journal = runs .. "/" .. name .. "/journal.jsonl"
+      if kind == "walk" then
+        expect(#report_dom.steps(r.dom)):equals(assert(report_dom.journal_steps(journal)))
+        local missing, extra = report_dom.missing_skill_cards(r.dom, expected_skill_cards_for_run(runs .. "/" .. name))
+        expect(missing):equals({})
+        expect(extra):equals({})
+      elseif kind == "optimize" then
+        -- one section per step of the loop that decided anything
+        local steps = {}
+        for line in io.lines(journal) do
+          local ok, rec = pcall(require("cjson").decode, line)
+          if ok and rec.kind == "decision" then steps[rec.step] = true end
+        end
+        local n = 0
+        for _ in pairs(steps) do n = n + 1 end
+        expect(n):at_least(1)
+        expect(#report_dom.steps(r.dom)):equals(n)
+      else
+        expect(#report_dom.charts(r.dom)):at_least(1)
+      end
+    end)
+  end
 end)
