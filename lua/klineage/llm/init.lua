@@ -320,6 +320,21 @@ local function facts_text(facts)
   return #lines > 0 and table.concat(lines, "\n") or "(none)"
 end
 
+-- One call whose answer must be a kernel defining entry with these
+-- parameter kinds: code, record | nil, failure (its record attached when
+-- the model was asked, so that the caller can journal a counted call).
+local function ask(client, prompt, entry, kinds)
+  local text, record = client:complete(prompt)
+  if not text then return nil, record end
+  local code, af = answer.extract(text, entry, kinds)
+  if not code then
+    record.verdict = af.verdict
+    af.record = record
+    return nil, af
+  end
+  return code, record
+end
+
 function M.materialize(client, job)
   if getmetatable(client) ~= Client then error("llm.materialize: client must come from llm.from_config", 2) end
   if type(job) ~= "table" or type(job.kernel) ~= "string" or type(job.entry) ~= "string" or type(job.skill) ~= "table" then
@@ -334,15 +349,7 @@ function M.materialize(client, job)
     intent = bullets(skill.intent), preconditions = bullets(skill.preconditions),
     guards = bullets(skill.guards), example_diff = type(skill.example_diff) == "string" and skill.example_diff or "(none)",
   })
-  local text, record = client:complete(prompt)
-  if not text then return nil, record end
-  local code, af = answer.extract(text, job.entry, kinds)
-  if not code then
-    record.verdict = af.verdict
-    af.record = record
-    return nil, af
-  end
-  return code, record
+  return ask(client, prompt, job.entry, kinds)
 end
 
 -- The kernel a workload needs, written from its spec and its C reference:
@@ -374,15 +381,7 @@ function M.baseline(client, w)
     type(w.description) == "string" and ("\n\n" .. w.description) or "")
   local prompt = M.prompt("baseline", { description = description, reference = w.reference.source, entry = w.kernel,
                                         parameters = table.concat(decl, ", "), scalars = table.concat(scalars, ", ") })
-  local text, record = client:complete(prompt)
-  if not text then return nil, record end
-  local code, af = answer.extract(text, w.kernel, kinds)
-  if not code then
-    record.verdict = af.verdict
-    af.record = record
-    return nil, af
-  end
-  return code, record
+  return ask(client, prompt, w.kernel, kinds)
 end
 
 -- The walk's LLM proposer: one optimization removed from a kernel.
@@ -391,15 +390,8 @@ function M.simplifier(client)
   return function(request)
     local kinds, f = require("klineage.gate.kernel").signature(request.kernel, request.workload.kernel)
     if not kinds then return nil, f end
-    local text, record = client:complete(M.prompt("simplify", { entry = request.workload.kernel, kernel = request.kernel }))
-    if not text then return nil, record end
-    local code, af = answer.extract(text, request.workload.kernel, kinds)
-    if not code then
-      record.verdict = af.verdict
-      af.record = record
-      return nil, af
-    end
-    return code, record
+    return ask(client, M.prompt("simplify", { entry = request.workload.kernel, kernel = request.kernel }),
+      request.workload.kernel, kinds)
   end
 end
 
