@@ -69,6 +69,19 @@ function Agent:emit(event)
   if self.progress then self.progress(event) end
 end
 
+-- The current kernel's facts (with its gate record's profile facts),
+-- computed once per kernel: candidates and the LLM's prompt both read them.
+-- An empty table when they cannot be computed.
+function Agent:facts()
+  local cur = self.current
+  if cur.facts == nil then
+    local f = require("klineage.facts").of(cur.source, self.workload.kernel,
+      { workload = self.workload, arch = self.ctx.arch, record = cur.record })
+    cur.facts = f and f.values or {}
+  end
+  return cur.facts
+end
+
 local function keyed(agent, kind, fields)
   local key = runs.key({ optimize = agent.id, kind = kind, step = agent.step, kernel = agent.current.sha256,
                          skill = fields.skill, site = fields.site, params = fields.params, status = fields.status })

@@ -1,6 +1,7 @@
 -- The orchestrator's default steps (agent/init.lua runs them; a policy
 -- file may replace any of them). Each takes the agent first:
 --   agent.current = { source, sha256, label, record (its gate record) }
+--   agent:facts() -> the current kernel's facts (flat values, cached)
 --   agent.skills, agent.workload, agent.ctx, agent.backend, agent.llm
 --
 --   steps.candidates(agent) -> rows: skills.match rows of the current
@@ -81,8 +82,7 @@ function M.candidates(agent)
         agent:decide(row, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
       end
     else
-      values = values or learn.values({ facts = require("klineage.facts").of(agent.current.source, agent.workload.kernel,
-        { workload = agent.workload, arch = agent.ctx.arch, record = agent.current.record }).values, facts_after = {} })
+      values = values or learn.values({ facts = agent:facts(), facts_after = {} })
       for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
         local tried = agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
         if not agent.tried[tried] then
@@ -156,10 +156,8 @@ function M.materialize(agent, row)
     return nil, m.template and "the template's text is not in this kernel, and no LLM is configured to adapt it"
       or "it needs an LLM, and none is configured"
   end
-  local facts = require("klineage.facts").of(agent.current.source, agent.workload.kernel,
-    { workload = agent.workload, arch = agent.ctx.arch, record = agent.current.record })
   local text, call = agent.llm({ skill = row.record, kernel = agent.current.source, workload = agent.workload, site = row.site,
-                                 facts = facts and facts.values })
+                                 facts = agent:facts() })
   if not text then
     -- An answer the gate cannot take (no code, another signature) was still a call: the caller counts it.
     local f = call
