@@ -131,10 +131,9 @@ options:
     if not kernel_file then
       -- The LLM writes the input from the spec and its C reference; the gate's first cycle judges it.
       local source, call = llm_mod.baseline(llm_client, w)
-      ctx:record({ kind = "llm_baseline", llm = source and call or (type(call) == "table" and call.record) or nil,
-                   verdict = source and "ok" or (type(call) == "table" and call.verdict or "llm_bad_answer"),
-                   message = not source and tostring(type(call) == "table" and call.message or call) or nil,
-                   source = source and ctx:store_source(source) or nil })
+      local record = llm_mod.journal_fields("llm_baseline", source, call)
+      record.source = source and ctx:store_source(source) or nil
+      ctx:record(record)
       if not source then
         ctx:close()
         io.stderr:write("klineage optimize: the LLM wrote no usable baseline: ", tostring(type(call) == "table" and call.message or call), "\n")

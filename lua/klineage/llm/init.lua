@@ -56,6 +56,8 @@
 --   client.info -> { provider, model, base_url } (scrubbed)
 --   llm.prompt(name, values) -> text: prompts/<name>.md filled
 --       (klineage.llm.template: a missing value raises)
+--   llm.journal_fields(kind, code, result) -> a journal record of that
+--       call: { kind, llm = the call's record, verdict, message }
 --   llm.simplifier(client) -> function({ kernel, workload }) -> source,
 --       record | nil, failure: the walk's LLM proposer (prompts/simplify.md)
 --   llm.baseline(client, w) -> source, record | nil, failure: the kernel
@@ -382,6 +384,16 @@ function M.baseline(client, w)
   local prompt = M.prompt("baseline", { description = description, reference = w.reference.source, entry = w.kernel,
                                         parameters = table.concat(decl, ", "), scalars = table.concat(scalars, ", ") })
   return ask(client, prompt, w.kernel, kinds)
+end
+
+-- What a journal keeps of one call that had to give a kernel: the call's
+-- record (scrubbed: no key, no answer text), the verdict, and on a failure
+-- its message. code, result: what ask's callers returned.
+function M.journal_fields(kind, code, result)
+  local failed = type(result) == "table" and not code
+  return { kind = kind, llm = code and result or (failed and result.record) or nil,
+           verdict = code and "ok" or (failed and result.verdict or "llm_bad_answer"),
+           message = not code and tostring(failed and result.message or result) or nil }
 end
 
 -- The walk's LLM proposer: one optimization removed from a kernel.

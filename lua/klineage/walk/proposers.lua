@@ -79,10 +79,9 @@ function by_name.llm(walk, out)
   if not walk.llm then return end
   local text, call = walk.llm({ kernel = walk.current.source, workload = walk.workload })
   -- Every call is journaled, an unusable answer too: what the LLM cost is part of the walk.
-  walk.ctx:record({ kind = "llm_call", walk = walk.id, step = walk.step, purpose = "simplify",
-                    llm = text and call or (type(call) == "table" and call.record) or nil,
-                    verdict = text and "ok" or (type(call) == "table" and call.verdict or "llm_bad_answer"),
-                    message = not text and tostring(type(call) == "table" and call.message or call) or nil })
+  local record = require("klineage.llm").journal_fields("llm_call", text, call)
+  record.walk, record.step, record.purpose = walk.id, walk.step, "simplify"
+  walk.ctx:record(record)
   if text and text ~= walk.current.source then
     out[#out + 1] = candidate(walk, text, "llm simplification", { kind = "llm", name = call and call.provider or "llm" })
   end
