@@ -224,7 +224,7 @@ end)
 -- The committed examples (reports/examples/), each against its own journal.
 describe("the example reports in a real browser", function()
   local examples = root .. "/reports/examples"
-  for _, name in ipairs({ "bench-transpose-h200", "walk-sgemm-recorded-cuda", "optimize-matmul-emu" }) do
+  for _, name in ipairs({ "bench-transpose-h200", "walk-sgemm-recorded-cuda", "optimize-matmul-cuda", "optimize-matmul-emu" }) do
     it("loads " .. name .. " with no problem, and its DOM holds what its journal does", function()
       local html = examples .. "/" .. name .. "/report.html"
       local r = check(html)

@@ -240,10 +240,13 @@ function M.line_chart(spec)
   local xs = {}
   for x in pairs(labels) do xs[#xs + 1] = x end
   table.sort(xs)
-  for _, x in ipairs(xs) do
+  for i, x in ipairs(xs) do
     local px = scale_x(x)
     line(out, px, bottom, px, bottom + 4, string.format('stroke="%s"', INK))
-    text(out, px, bottom + 16, labels[x] or M.number(x), 'text-anchor="middle" font-size="11"')
+    -- the outermost labels grow inward, so that neither is cut at the edge
+    local anchor = #xs > 1 and (i == 1 and "start" or i == #xs and "end") or "middle"
+    text(out, px, bottom + 16, labels[x] and short(labels[x], 32) or M.number(x),
+      string.format('text-anchor="%s" font-size="11"', anchor))
   end
   text(out, (left + right) / 2, h - 18, spec.x_label or "", 'text-anchor="middle" font-size="12"')
   for i, s in ipairs(series) do
