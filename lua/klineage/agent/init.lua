@@ -24,7 +24,13 @@
 --     input = { source, label, file }
 --     opts = { skills = { record... }, policy = table | name | path,
 --              llm = function(request) -> source | nil, failure (optional),
---              progress = fn(event), max_steps = 20 }
+--              progress = fn(event), max_steps = 20,
+--              seed (a randomized policy's: agent.seed), memory (what a
+--              memory-based policy retrieves from: agent.memory) }
+--     A policy may also say keep = "best" (judge every row of a step, keep
+--     the fastest accepted; the default "first" keeps the first accepted)
+--     and needs_llm = true (without opts.llm the run fails at once with
+--     the verdict llm_unavailable, before any cycle).
 --     summary = { policy, steps = { step... }, final = { source, sha256, label },
 --                 stopped, cycles, decisions = n, backend, measured = bool }
 --
@@ -53,12 +59,25 @@ M.MAX_STEPS = 20
 
 local CALLBACKS = { "candidates", "rank", "materialize", "accept" }
 
+-- The baselines (lua/klineage/baselines/), policies like the others: the
+-- evaluation runs them under the same gate and budget.
+M.BASELINES = { "forward", "random", "memory", "llm-only" }
+
+local function check_policy(p)
+  for _, name in ipairs(CALLBACKS) do
+    if p[name] ~= nil and type(p[name]) ~= "function" then return name .. " must be a function" end
+  end
+  if p.keep ~= nil and p.keep ~= "first" and p.keep ~= "best" then return "keep must be \"first\" or \"best\"" end
+end
+
 function M.load_policy(ref)
-  return require("klineage.policy").load(ref, { module = "klineage.agent.policies", names = M.POLICIES, check = function(p)
-    for _, name in ipairs(CALLBACKS) do
-      if p[name] ~= nil and type(p[name]) ~= "function" then return name .. " must be a function" end
+  for _, name in ipairs(M.BASELINES) do
+    if ref == name then
+      return require("klineage.policy").load((name:gsub("%-", "_")), { module = "klineage.baselines", names = M.BASELINES,
+                                                                        check = check_policy })
     end
-  end })
+  end
+  return require("klineage.policy").load(ref, { module = "klineage.agent.policies", names = M.POLICIES, check = check_policy })
 end
 
 local Agent = {}
@@ -135,18 +154,23 @@ local function take(agent, row, made, result)
   agent:emit({ kind = "step", skill = row.skill, effect = result.effect })
 end
 
--- One step: the ranked rows tried in order until one is accepted.
--- Returns true when one was, else nil and why the loop stops.
+-- One step: the ranked rows tried in order until one is accepted (keep =
+-- "first", the default), or every row judged within the budget and the
+-- accepted one with the best measured speedup kept (keep = "best": on a
+-- backend that times nothing, the first accepted). Returns true when one
+-- was kept, else nil and why the loop stops.
 local function step(agent, policy, steps)
   local rows = (policy.candidates or steps.candidates)(agent)
   if #rows == 0 then return nil, "no candidate left" end
   rows = (policy.rank or steps.rank)(agent, rows)
+  local best_mode, best, stop = policy.keep == "best", nil, nil
+  local accepted = {}
   for _, row in ipairs(rows) do
-    if agent.ctx.budget.limit and agent.ctx.budget.used >= agent.ctx.budget.limit then return nil, "budget_exhausted" end
+    if agent.ctx.budget.limit and agent.ctx.budget.used >= agent.ctx.budget.limit then stop = "budget_exhausted" break end
     local made, why, asked = (policy.materialize or steps.materialize)(agent, row)
     if not made then
       -- An LLM asked for nothing usable is a counted cycle (the budget is the engine's).
-      if asked and asked.llm and not agent.ctx:charge() then return nil, "budget_exhausted" end
+      if asked and asked.llm and not agent.ctx:charge() then stop = "budget_exhausted" break end
       agent:decide(row, { status = "not_materialized", why = why, llm = asked and asked.llm, verdict = asked and asked.verdict,
                           charged = asked and asked.llm and true or nil })
     else
@@ -154,19 +178,40 @@ local function step(agent, policy, steps)
                            producer = { kind = "skill", name = row.skill, edit = row.site, params = made.params, by = made.by } }
       agent:emit({ kind = "judging", skill = row.skill, by = made.by })
       local result = agent:judge(made.source, provenance, string.format("%s at %s", row.skill, tostring(row.site)))
-      if result.verdict == "budget_exhausted" then return nil, "budget_exhausted" end
+      if result.verdict == "budget_exhausted" then stop = "budget_exhausted" break end
       local ok, reason = (policy.accept or steps.accept)(agent, row, result)
-      agent:decide(row, { status = ok and "applied" or "rejected", why = reason, because = row.because,
-                          verdict = result.verdict, effect = result.effect, candidate = hash.sha256(made.source),
-                          source = agent.ctx:store_source(made.source), by = made.by, llm = made.llm })
-      agent.tried[agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(made.params_key)] = true
-      if ok then
-        take(agent, row, made, result)
-        return true
+      local fields = { status = ok and "applied" or "rejected", why = reason, because = row.because,
+                       verdict = result.verdict, effect = result.effect, candidate = hash.sha256(made.source),
+                       source = agent.ctx:store_source(made.source), by = made.by, llm = made.llm }
+      agent.tried[agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
+      if ok and best_mode then
+        accepted[#accepted + 1] = { row = row, made = made, result = result, fields = fields }
+        local e = result.effect
+        if not best or (e.measured and best.result.effect.measured and e.speedup > best.result.effect.speedup) then
+          best = accepted[#accepted]
+        end
+      else
+        agent:decide(row, fields)
+        if ok then
+          take(agent, row, made, result)
+          return true
+        end
       end
     end
   end
-  return nil, "no candidate left that the gate accepted (the rest were rejected or could not be materialized)"
+  -- keep = "best": every accepted row is journaled; the others than the kept one say what beat them.
+  for _, a in ipairs(accepted) do
+    if a ~= best then
+      a.fields.status = "rejected"
+      a.fields.why = a.fields.why .. "; not kept: " .. best.row.skill .. " at " .. tostring(best.row.site) .. " did better"
+    end
+    agent:decide(a.row, a.fields)
+  end
+  if best then
+    take(agent, best.row, best.made, best.result)
+    return true
+  end
+  return nil, stop or "no candidate left that the gate accepted (the rest were rejected or could not be materialized)"
 end
 
 function M.optimize(ctx, w, input, opts)
@@ -177,14 +222,18 @@ function M.optimize(ctx, w, input, opts)
   if type(input) ~= "table" or type(input.source) ~= "string" then
     error("agent.optimize: input = { source, label } expected", 2)
   end
+  if policy.needs_llm and not opts.llm then
+    return nil, verdicts.failure("llm_unavailable", "no provider: the " .. policy.name .. " policy needs --llm")
+  end
   local steps = require "klineage.agent.steps"
   local label = input.label or "input.cu"
   local sha = hash.sha256(input.source)
   local self = setmetatable({ ctx = ctx, workload = w, backend = ctx.backend, skills = opts.skills or {}, llm = opts.llm,
+                              seed = opts.seed, memory = opts.memory,
                               steps = {}, tried = {}, decisions = 0, step = 0, progress = opts.progress,
                               reference = { source = input.source, label = label, kernel = w.kernel,
                                             file = input.file or (w.dir .. "/" .. label) } }, Agent)
-  self.id = runs.key({ optimize = sha, workload = w.sha256, policy = policy.name, backend = ctx.backend })
+  self.id = runs.key({ optimize = sha, workload = w.sha256, policy = policy.name, backend = ctx.backend, seed = opts.seed })
   local t0, used0 = host.clock(), ctx.budget.used
   -- 1. The input through the gate, as the reference of itself: it is the
   -- definition of correct here (the spec's C reference, when it has one,

@@ -396,6 +396,18 @@ function M.journal_fields(kind, code, result)
            message = not code and tostring(failed and result.message or result) or nil }
 end
 
+-- The kernel made faster with no skill to follow (the llm-only baseline).
+function M.optimize(client, job)
+  if getmetatable(client) ~= Client then error("llm.optimize: client must come from llm.from_config", 2) end
+  if type(job) ~= "table" or type(job.kernel) ~= "string" or type(job.entry) ~= "string" then
+    error("llm.optimize: job = { kernel = source, entry = name [, facts] [, attempt] }", 2)
+  end
+  local kinds, f = require("klineage.gate.kernel").signature(job.kernel, job.entry)
+  if not kinds then return nil, f end
+  return ask(client, M.prompt("optimize", { entry = job.entry, kernel = job.kernel, facts = facts_text(job.facts),
+                                            attempt = tostring(job.attempt or 1) }), job.entry, kinds)
+end
+
 -- The walk's LLM proposer: one optimization removed from a kernel.
 function M.simplifier(client)
   if getmetatable(client) ~= Client then error("llm.simplifier: client must come from llm.from_config", 2) end
@@ -412,6 +424,10 @@ function M.seam(client)
   return function(request)
     if type(request) ~= "table" or type(request.workload) ~= "table" or type(request.workload.kernel) ~= "string" then
       error("llm seam: request = { skill, kernel, workload = { kernel = entry } [, facts] }", 2)
+    end
+    if request.skill == nil then -- no skill card: optimize as the model sees fit
+      return M.optimize(client, { kernel = request.kernel, entry = request.workload.kernel, facts = request.facts,
+                                  attempt = request.attempt })
     end
     return M.materialize(client, { skill = request.skill, kernel = request.kernel,
       entry = request.workload.kernel, facts = request.facts })

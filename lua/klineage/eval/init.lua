@@ -1,0 +1,234 @@
+-- The evaluation: every task of a suite optimized by every policy (and,
+-- for a randomized policy, every seed) under the same gate and the same
+-- counted budget. Each (task, policy, seed) is a unit with two run folders
+-- under the eval's folder: the optimize run (its budget is the loop's
+-- alone) and the measure run (the final kernel against the task's
+-- baseline by the interleaved compare on cuda, then re-checked with fresh
+-- seeds). A unit that finished writes result.json in its optimize folder;
+-- a killed eval resumes from the journals and skips finished units.
+--
+--   eval.suite(ref) -> { name, tasks = { task... } } | nil, failure
+--     ref = "lineages" (the seven lineages' v0; each task's lineage is the
+--     one left out of its skills) or a suite folder (examples/suites/README.md)
+--     task = { name, workload, kernel = { source, label, file }, lineage }
+--   eval.unit(opts, task, policy, seed) -> result (see below)
+--   eval.aggregate(results) -> rows per policy, and fills each result's
+--     to90_best (cycles to 90 % of the best final any policy reached)
+--
+-- opts = { runs (the eval's folder: one run folder per unit), eval (its name), backend, budget, skills (records),
+--          observations (to learn from per task; with leave_one_out, those
+--          of the task's own lineage are left out), leave_one_out, llm }
+-- result = { task, policy, seed, stopped, steps, cycles, speedup, ci,
+--            measured, recheck (the fresh-seed verdict), curve = { {cycle,
+--            speedup}... }, to90, seconds, not_run (why, when the policy
+--            could not run: e.g. no LLM provider) }
+local agent = require "klineage.agent"
+local context = require "klineage.context"
+local files = require "klineage.files"
+local gate = require "klineage.gate"
+local journal = require "klineage.journal"
+local learn = require "klineage.skills.learn"
+local runs = require "klineage.runs"
+local workload = require "klineage.workload"
+local verdicts = require "klineage.verdicts"
+local hash = require "kl.hash"
+local host = require "kl.host"
+
+local M = {}
+
+M.LINEAGES = { "bfs", "conv2d", "raytrace", "reduction", "sgemm", "softmax", "transpose" }
+M.RANDOMIZED = { random = true } -- the policies whose choices depend on the seed
+M.RECHECK_SEEDS = { 101, 102, 103 }
+
+local function lineages_suite()
+  local tasks = {}
+  for _, name in ipairs(M.LINEAGES) do
+    local w, f = workload.load(name)
+    if not w then return nil, f end
+    local file = w.dir .. "/" .. w.lineage[1]
+    tasks[#tasks + 1] = { name = name, workload = w, lineage = name,
+                          kernel = { source = assert(files.read_text(file)), label = w.lineage[1], file = file } }
+  end
+  return { name = "lineages", tasks = tasks }
+end
+
+function M.suite(ref)
+  if ref == "lineages" then return lineages_suite() end
+  local fs = require "kl.fs"
+  local names = fs.list(ref)
+  if not names then return nil, verdicts.failure("bad_input", ref .. " is not a suite folder (nor 'lineages')") end
+  table.sort(names)
+  local tasks = {}
+  for _, name in ipairs(names) do
+    local dir = ref .. "/" .. name
+    if files.read_text(dir .. "/workload.lua") then
+      local w, f = workload.load(dir .. "/workload.lua")
+      if not w then return nil, verdicts.failure("bad_input", string.format("task %s: %s", name, tostring(f and f.message or f))) end
+      local source = files.read_text(dir .. "/kernel.cu")
+      if not source then return nil, verdicts.failure("bad_input", "task " .. name .. " has no kernel.cu") end
+      tasks[#tasks + 1] = { name = name, workload = w, kernel = { source = source, label = "kernel.cu", file = dir .. "/kernel.cu" } }
+    end
+  end
+  if #tasks == 0 then return nil, verdicts.failure("bad_input", ref .. " holds no task (a folder with workload.lua and kernel.cu)") end
+  return { name = ref:gsub("/+$", ""):match("[^/]+$"), tasks = tasks }
+end
+
+local function context_for(opts, id, budget, w)
+  local exists = runs.find(id, opts.runs)
+  return context.new { backend = opts.backend, journal = opts.runs, budget = budget, workloads = { w },
+                       resume = exists and id or nil, run_id = not exists and id or nil,
+                       command = { "klineage", "eval", opts.eval } }
+end
+
+-- The speedup after each charged cycle, from the optimize run's journal:
+-- each accepted step's measured compare, multiplied up.
+function M.curve(dir)
+  local cycles, product, curve = 0, 1, { { 0, 1 } }
+  for _, r in ipairs(journal.read(dir .. "/journal.jsonl") or {}) do
+    if r.charged then cycles = cycles + 1 end
+    if r.kind == "optimize_step" and r.effect and r.effect.measured then
+      product = product * r.effect.speedup
+      curve[#curve + 1] = { cycles, product }
+    end
+  end
+  return curve
+end
+
+-- The first cycle whose speedup reaches 90 % of target (nil when nothing gained).
+function M.cycles_to(curve, target)
+  if not target or target <= 1 then return nil end
+  for _, p in ipairs(curve) do
+    if p[2] >= 0.9 * target then return p[1] end
+  end
+end
+
+local function skills_for(opts, task)
+  if not opts.observations then return opts.skills or {}, nil end
+  local train = {}
+  for _, o in ipairs(opts.observations) do
+    if not (opts.leave_one_out and task.lineage and o.lineage == task.lineage) then train[#train + 1] = o end
+  end
+  return learn.repository(train), train
+end
+
+local function unit_name(opts, task, policy, seed)
+  local parts = { task.name, (policy:gsub("[^%w]", "_")) }
+  if seed then parts[#parts + 1] = "s" .. seed end
+  parts[#parts + 1] = opts.backend or "default"
+  return table.concat(parts, "-")
+end
+
+local function measure(opts, task, final, id)
+  local m = assert(context_for(opts, "measure-" .. id, nil, task.workload))
+  local w, v0 = task.workload, task.kernel
+  local base = { source = v0.source, label = v0.label, kernel = w.kernel, file = v0.file }
+  local out = { measured = m.backend == "cuda" }
+  if out.measured then
+    if final.sha256 == hash.sha256(v0.source) then
+      out.speedup, out.ci = 1, { 1, 1 }
+    else
+      local c = gate.compare(m, base, { source = final.source, label = "final", kernel = w.kernel, file = w.dir .. "/final" }, w)
+      if c then out.speedup, out.ci = c.speedup, c.ci end
+    end
+  end
+  local re = gate.evaluate(m, { source = final.source, label = "final", kernel = w.kernel, file = w.dir .. "/final" }, w,
+    { baseline = base, seeds = M.RECHECK_SEEDS, random_seeds = 2, profile = false })
+  out.recheck = re.verdict
+  m:close()
+  return out
+end
+
+function M.unit(opts, task, policy, seed)
+  local id = unit_name(opts, task, policy, seed)
+  local dir = opts.runs .. "/" .. id
+  local done = files.read_text(dir .. "/result.json")
+  if done then return require("cjson").decode(done) end
+  local t0 = host.clock()
+  local skills, train = skills_for(opts, task)
+  local ctx = assert(context_for(opts, id, opts.budget, task.workload))
+  local summary, f = verdicts.catch(agent.optimize, ctx, task.workload, task.kernel,
+    { skills = skills, policy = policy, seed = seed, memory = train or opts.observations, llm = opts.llm })
+  dir = ctx.run and ctx.run.dir or dir
+  ctx:close()
+  local result = { task = task.name, policy = policy, seed = seed }
+  if not summary then
+    result.not_run = tostring(f and f.message or f)
+    result.verdict = f and f.verdict
+  else
+    result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, summary.cycles
+    for k, v in pairs(measure(opts, task, summary.final, id)) do result[k] = v end
+    result.curve = M.curve(dir)
+    result.to90 = M.cycles_to(result.curve, result.speedup)
+  end
+  result.seconds = host.clock() - t0
+  if result.not_run then return result end -- not finished: a later eval (with a provider) runs it
+  -- Written last, and whole: a unit killed before this line runs again from its journals.
+  local tmp = dir .. "/result.json.tmp"
+  local h = assert(io.open(tmp, "wb"))
+  h:write(require("cjson").encode(result))
+  h:close()
+  assert(os.rename(tmp, dir .. "/result.json"))
+  return result
+end
+
+local function geomean(xs)
+  if #xs == 0 then return nil end
+  local l = 0
+  for _, x in ipairs(xs) do l = l + math.log(x) end
+  return math.exp(l / #xs)
+end
+
+local function mean(xs)
+  if #xs == 0 then return nil end
+  local s = 0
+  for _, x in ipairs(xs) do s = s + x end
+  return s / #xs
+end
+
+-- Per policy: the geometric-mean final speedup (a unit that ran counts,
+-- a wrong kernel counts as 1: it would not be kept), fast_1 and fast_2
+-- (the share of tasks correct and faster beyond noise than 1x and 2x),
+-- the mean cycles to 90 % of its own final and of the best final of any
+-- policy on the task, and the wrong kernels accepted.
+function M.aggregate(results)
+  local best = {}
+  for _, r in ipairs(results) do
+    if r.speedup and r.recheck == "ok" then best[r.task] = math.max(best[r.task] or 1, r.speedup) end
+  end
+  local by, order = {}, {}
+  for _, r in ipairs(results) do
+    if r.curve then r.to90_best = M.cycles_to(r.curve, best[r.task]) end
+    local p = by[r.policy]
+    if not p then
+      p = { policy = r.policy, units = 0, ran = 0, speedups = {}, to90 = {}, to90_best = {}, fast1 = 0, fast2 = 0, wrong = 0, seconds = 0 }
+      by[r.policy], order[#order + 1] = p, r.policy
+    end
+    p.units, p.seconds = p.units + 1, p.seconds + (r.seconds or 0)
+    if r.not_run then
+      p.not_run = r.not_run
+    else
+      p.ran = p.ran + 1
+      local ok = r.recheck == "ok"
+      if not ok then p.wrong = p.wrong + 1 end
+      if r.speedup then
+        p.speedups[#p.speedups + 1] = ok and r.speedup or 1
+        if ok and r.ci and r.ci[1] > 1 then p.fast1 = p.fast1 + 1 end
+        if ok and r.ci and r.ci[1] > 2 then p.fast2 = p.fast2 + 1 end
+      end
+      p.to90[#p.to90 + 1] = r.to90
+      p.to90_best[#p.to90_best + 1] = r.to90_best
+    end
+  end
+  local rows = {}
+  for _, name in ipairs(order) do
+    local p = by[name]
+    rows[#rows + 1] = { policy = name, units = p.units, ran = p.ran, not_run = p.ran == 0 and p.not_run or nil,
+                        geomean = geomean(p.speedups), measured = #p.speedups,
+                        fast1 = #p.speedups > 0 and p.fast1 / #p.speedups or nil,
+                        fast2 = #p.speedups > 0 and p.fast2 / #p.speedups or nil,
+                        to90 = mean(p.to90), to90_best = mean(p.to90_best), wrong = p.wrong, seconds = p.seconds }
+  end
+  return rows
+end
+
+return M

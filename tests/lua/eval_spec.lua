@@ -1,0 +1,111 @@
+-- The evaluation (klineage.eval, klineage eval): suites read from their
+-- folders, units judged once and resumed after a kill, and the aggregate's
+-- arithmetic: the geometric mean, fast_1 and fast_2, cycles to 90 % of a
+-- policy's own final and of the best final on the task, wrong kernels.
+local eval = require "klineage.eval"
+local files = require "klineage.files"
+local journal = require "klineage.journal"
+
+local home = require("kl.host").home
+local held_out = home .. "/examples/suites/held-out"
+
+describe("eval.suite", function()
+  it("reads every task of a suite folder, with its kernel and spec", function()
+    local s = assert(eval.suite(held_out))
+    expect(s.name):equals("held-out")
+    expect(#s.tasks):at_least(14)
+    for _, t in ipairs(s.tasks) do
+      expect(t.kernel.source):contains("__global__")
+      expect(t.workload.kernel):matches("%S")
+      expect(t.lineage):is_nil()
+    end
+  end)
+  it("gives the seven lineages' v0, each task its own lineage", function()
+    local s = assert(eval.suite("lineages"))
+    expect(#s.tasks):equals(7)
+    for _, t in ipairs(s.tasks) do
+      expect(t.lineage):equals(t.name)
+      expect(t.kernel.label):matches("^v0")
+    end
+  end)
+  it("refuses a folder that is no suite", function()
+    local s, f = eval.suite(scratch_dir())
+    expect(s):is_nil()
+    expect(f.verdict):equals("bad_input")
+    s, f = eval.suite(home .. "/no/such/suite")
+    expect(f.verdict):equals("bad_input")
+  end)
+end)
+
+describe("eval.aggregate", function()
+  local function unit(task, policy, speedup, lo, recheck, curve)
+    return { task = task, policy = policy, speedup = speedup, ci = { lo, speedup }, recheck = recheck, curve = curve,
+             to90 = eval.cycles_to(curve, speedup), seconds = 1 }
+  end
+  local results = {
+    unit("a", "klineage", 4, 3.9, "ok", { { 0, 1 }, { 2, 2 }, { 5, 4 } }),
+    unit("b", "klineage", 1.5, 1.4, "ok", { { 0, 1 }, { 1, 1.5 } }),
+    unit("a", "forward", 2, 1.95, "ok", { { 0, 1 }, { 9, 2 } }),
+    unit("b", "forward", 3, 2.9, "wrong", { { 0, 1 }, { 3, 3 } }),
+    { task = "a", policy = "llm-only", not_run = "no provider" },
+  }
+  local rows = eval.aggregate(results)
+  local by = {}
+  for _, r in ipairs(rows) do by[r.policy] = r end
+
+  it("takes the geometric mean, and counts a wrong kernel as no gain", function()
+    expect(math.abs(by.klineage.geomean - math.sqrt(6))):at_most(1e-9)
+    expect(math.abs(by.forward.geomean - math.sqrt(2))):at_most(1e-9)
+    expect(by.forward.wrong):equals(1)
+    expect(by.klineage.wrong):equals(0)
+  end)
+  it("counts fast_1 and fast_2 on the interval's low end", function()
+    expect(by.klineage.fast1):equals(1.0)
+    expect(by.klineage.fast2):equals(0.5)
+    expect(by.forward.fast2):equals(0.0) -- 1.95 is below 2: the interval must clear it
+  end)
+  it("gives the cycles to 90 % of its own final and of the task's best", function()
+    expect(by.klineage.to90):equals((5 + 1) / 2)
+    -- task a: the best final is klineage's 4x; forward's 2x never reaches 3.6x
+    expect(results[3].to90_best):is_nil()
+    expect(results[1].to90_best):equals(5)
+  end)
+  it("says a policy that could not run was not run", function()
+    expect(by["llm-only"].not_run):equals("no provider")
+    expect(by["llm-only"].ran):equals(0)
+  end)
+end)
+
+describe("klineage eval on emu", function()
+  local root = scratch_dir()
+  local argv = { "eval", held_out, "--tasks", "gemv,jacobi2d", "--policies", "klineage,forward", "--budget", "3",
+                 "--backend", "emu", "--journal", root, "--quiet" }
+  local out, code = klineage(table.unpack(argv))
+  local dir = root .. "/eval-held-out-emu"
+
+  it("runs every unit and prints the table and the headline figures", function()
+    if code ~= 0 then fail("klineage eval exited %s: %s", tostring(code), out) end
+    for _, unit in ipairs({ "gemv-klineage-emu", "gemv-forward-emu", "jacobi2d-klineage-emu", "jacobi2d-forward-emu" }) do
+      expect(files.read_text(dir .. "/" .. unit .. "/result.json")):exists()
+    end
+    expect(out):matches("\ngemv%s+forward")
+    expect(out):contains("eval-klineage-geomean: - x") -- emu times nothing
+    expect(out):contains("eval-wrong-accepted: 0 kernels")
+  end)
+  it("judges nothing again when run a second time", function()
+    local before = #assert(journal.read(dir .. "/gemv-forward-emu/journal.jsonl"))
+    local again, code2 = klineage(table.unpack(argv))
+    expect(code2):equals(0)
+    expect(#assert(journal.read(dir .. "/gemv-forward-emu/journal.jsonl"))):equals(before)
+    expect(again):equals(out)
+  end)
+  it("refuses an unknown task or policy, and lineages without journals to learn from", function()
+    local _, c1 = klineage("eval", held_out, "--tasks", "nope", "--backend", "emu", "--journal", root)
+    expect(c1):equals(2)
+    local _, c2 = klineage("eval", held_out, "--policies", "klineage,greedy", "--backend", "emu", "--journal", root)
+    expect(c2):equals(2)
+    local msg, c3 = klineage("eval", "lineages", "--backend", "emu", "--journal", root)
+    expect(c3):equals(2)
+    expect(msg):contains("--learn-from")
+  end)
+end)
