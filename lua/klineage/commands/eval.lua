@@ -9,14 +9,17 @@ local function x(v) return v and string.format("%.2fx", v) or "-" end
 local function pct(v) return v and string.format("%.0f%%", 100 * v) or "-" end
 local function num(v) return v and string.format("%.1f", v) or "-" end
 
+local function seed_of(r) return r.seed and tostring(math.tointeger(r.seed) or r.seed) or "" end
+
 local function print_unit(r)
   if r.not_run then
-    print(string.format("%-18s %-10s %4s  not run: %s", r.task, r.policy, r.seed or "", r.not_run))
+    print(string.format("%-18s %-10s %4s  not run: %s", r.task, r.policy, seed_of(r), r.not_run))
     return
   end
   local ci = r.ci and string.format("[%.2f, %.2f]", r.ci[1], r.ci[2]) or ""
-  print(string.format("%-18s %-10s %4s %5d %6d %8s %-14s %5s %6s %9s  %s", r.task, r.policy, r.seed or "", r.steps, r.cycles,
-    x(r.speedup), ci, r.to90 or "-", r.to90_best or "-", r.recheck, r.stopped))
+  print(string.format("%-18s %-10s %4s %5d %6d %8s %-14s %5s %6s %9s  %s", r.task, r.policy, seed_of(r), r.steps, r.cycles,
+    x(r.speedup), ci, r.to90 and math.tointeger(r.to90) or r.to90 or "-", r.to90_best and math.tointeger(r.to90_best) or "-",
+    r.recheck, r.stopped))
 end
 
 return {
@@ -144,10 +147,11 @@ options:
         "speedup", "interval", "to90", "to90b", "recheck", "stopped"))
     end
     for i, u in ipairs(units) do
-      if deadline and host.clock() >= deadline then complete = false break end
+      local finished = eval.finished(opts, u.task, u.policy, u.seed)
+      if not finished and deadline and host.clock() >= deadline then complete = false break end
       if line then line:show(string.format("eval unit %d of %d: %s, %s", i, #units, u.task.name, u.policy),
         string.format("%.0f s", host.clock() - t0)) end
-      results[#results + 1] = eval.unit(opts, u.task, u.policy, u.seed)
+      results[#results + 1] = finished or eval.unit(opts, u.task, u.policy, u.seed)
     end
     if line then line:done() end
     local rows = eval.aggregate(results)
@@ -168,7 +172,7 @@ options:
       end
     end
     print()
-    if not complete then print(string.format("(%d of %d units ran: run the same command again to go on)", #results, #units)) end
+    if not complete then print(string.format("(%d of %d units are finished: run the same command again to go on)", #results, #units)) end
     local wrong = 0
     for _, r in ipairs(rows) do
       wrong = wrong + r.wrong

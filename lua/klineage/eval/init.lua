@@ -102,13 +102,19 @@ function M.cycles_to(curve, target)
   end
 end
 
+-- Learned once per lineage left out (the held-out suite leaves none out: once in all).
 local function skills_for(opts, task)
   if not opts.observations then return opts.skills or {}, nil end
-  local train = {}
-  for _, o in ipairs(opts.observations) do
-    if not (opts.leave_one_out and task.lineage and o.lineage == task.lineage) then train[#train + 1] = o end
+  local out = opts.leave_one_out and task.lineage or ""
+  opts.learned = opts.learned or {}
+  if not opts.learned[out] then
+    local train = {}
+    for _, o in ipairs(opts.observations) do
+      if o.lineage ~= out then train[#train + 1] = o end
+    end
+    opts.learned[out] = { skills = learn.repository(train), train = train }
   end
-  return learn.repository(train), train
+  return opts.learned[out].skills, opts.learned[out].train
 end
 
 local function unit_name(opts, task, policy, seed)
@@ -138,11 +144,17 @@ local function measure(opts, task, final, id)
   return out
 end
 
+-- The result of a finished unit, or nil.
+function M.finished(opts, task, policy, seed)
+  local done = files.read_text(opts.runs .. "/" .. unit_name(opts, task, policy, seed) .. "/result.json")
+  return done and require("cjson").decode(done) or nil
+end
+
 function M.unit(opts, task, policy, seed)
   local id = unit_name(opts, task, policy, seed)
   local dir = opts.runs .. "/" .. id
-  local done = files.read_text(dir .. "/result.json")
-  if done then return require("cjson").decode(done) end
+  local done = M.finished(opts, task, policy, seed)
+  if done then return done end
   local t0 = host.clock()
   local skills, train = skills_for(opts, task)
   local ctx = assert(context_for(opts, id, opts.budget, task.workload))
