@@ -21,10 +21,10 @@
 -- (mean), optimize-loo-wrong-accepted.
 local agent = require "klineage.agent"
 local context = require "klineage.context"
+local evaluation = require "klineage.eval"
 local extract = require "klineage.skills.extract"
 local files = require "klineage.files"
 local gate = require "klineage.gate"
-local journal = require "klineage.journal"
 local learn = require "klineage.skills.learn"
 local runs = require "klineage.runs"
 local workload = require "klineage.workload"
@@ -49,20 +49,10 @@ local function ctx_for(id, budget, w)
     resume = exists and id or nil, run_id = not exists and id or nil, command = { "klineage", "run", "bench/optimize_loo.lua" } })
 end
 
--- Cycles to 90 % of the final speedup, from the optimize run's journal.
+-- Cycles to 90 % of the final speedup, from the optimize run's journal (klineage.eval's curve).
 local function cycles_to_90(dir)
-  local cycles, product, curve = 0, 1, { { 0, 1 } }
-  for _, r in ipairs(journal.read(dir .. "/journal.jsonl") or {}) do
-    if r.charged then cycles = cycles + 1 end
-    if r.kind == "optimize_step" and r.effect and r.effect.measured then
-      product = product * r.effect.speedup
-      curve[#curve + 1] = { cycles, product }
-    end
-  end
-  if product <= 1 then return nil end
-  for _, p in ipairs(curve) do
-    if p[2] >= 0.9 * product then return p[1] end
-  end
+  local curve = evaluation.curve(dir)
+  return evaluation.cycles_to(curve, curve[#curve][2])
 end
 
 local function x(v) return v and string.format("%.2fx", v) or "-" end

@@ -42,6 +42,18 @@ end
 
 function M.has_main(dom) return #tags(dom, "main") > 0 end
 
+-- The task names of an eval report: its <section class="task" id="task-NAME">.
+function M.tasks(dom)
+  local names = {}
+  for _, tag in ipairs(tags(dom, "section")) do
+    if has_class(tag, "task") then
+      local id = attr(tag, "id")
+      names[#names + 1] = id and id:match("^task%-(.+)$") or false
+    end
+  end
+  return names
+end
+
 function M.steps(dom)
   local ids = {}
   for _, tag in ipairs(tags(dom, "section")) do

@@ -224,7 +224,8 @@ end)
 -- The committed examples (reports/examples/), each against its own journal.
 describe("the example reports in a real browser", function()
   local examples = root .. "/reports/examples"
-  for _, name in ipairs({ "bench-transpose-h200", "walk-sgemm-recorded-cuda", "optimize-matmul-cuda", "optimize-matmul-emu" }) do
+  for _, name in ipairs({ "bench-transpose-h200", "eval-held-out-cuda", "walk-sgemm-recorded-cuda", "optimize-matmul-cuda",
+                             "optimize-matmul-emu" }) do
     it("loads " .. name .. " with no problem, and its DOM holds what its journal does", function()
       local html = examples .. "/" .. name .. "/report.html"
       local r = check(html)
@@ -254,6 +255,17 @@ describe("the example reports in a real browser", function()
         for _ in pairs(steps) do n = n + 1 end
         expect(n):at_least(1)
         expect(#report_dom.steps(r.dom)):equals(n)
+      elseif kind == "eval" then
+        -- one section per task that has a finished unit, in the journal's names
+        local tasks, want = {}, {}
+        for line in io.lines(journal) do
+          local ok, rec = pcall(require("cjson").decode, line)
+          if ok and rec.kind == "eval_unit" and not tasks[rec.task] then tasks[rec.task] = true want[#want + 1] = rec.task end
+        end
+        table.sort(want)
+        expect(#want):at_least(1)
+        expect(report_dom.tasks(r.dom)):equals(want)
+        expect(#report_dom.charts(r.dom)):at_least(1)
       else
         expect(#report_dom.charts(r.dom)):at_least(1)
       end

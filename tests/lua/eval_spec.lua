@@ -92,12 +92,23 @@ describe("klineage eval on emu", function()
     expect(out):contains("eval-klineage-geomean: - x") -- emu times nothing
     expect(out):contains("eval-wrong-accepted: 0 kernels")
   end)
+  local function eval_units()
+    local n = 0
+    for _, r in ipairs(assert(journal.read(dir .. "/journal.jsonl"))) do if r.kind == "eval_unit" then n = n + 1 end end
+    return n
+  end
+  it("journals each finished unit once, and writes the eval report", function()
+    expect(eval_units()):equals(4)
+    expect(files.read_text(dir .. "/report.md")):contains("# Eval: held-out")
+    expect(files.read_text(dir .. "/report.html")):contains('id="task-gemv"')
+  end)
   it("judges nothing again when run a second time", function()
     local before = #assert(journal.read(dir .. "/gemv-forward-emu/journal.jsonl"))
     local again, code2 = klineage(table.unpack(argv))
     expect(code2):equals(0)
     expect(#assert(journal.read(dir .. "/gemv-forward-emu/journal.jsonl"))):equals(before)
     expect(again):equals(out)
+    expect(eval_units()):equals(4)
   end)
   it("refuses an unknown task or policy, and lineages without journals to learn from", function()
     local _, c1 = klineage("eval", held_out, "--tasks", "nope", "--backend", "emu", "--journal", root)

@@ -16,12 +16,13 @@ local function folders()
 end
 
 describe("reports/examples", function()
-  it("holds a bench, a walk and an optimize report", function()
+  it("holds a bench, a walk, an optimize and an eval report", function()
     local kinds = {}
     for _, name in ipairs(folders()) do kinds[name:match("^(%a+)%-")] = true end
     expect(kinds.bench):equals(true)
     expect(kinds.walk):equals(true)
     expect(kinds.optimize):equals(true)
+    expect(kinds.eval):equals(true)
   end)
 
   for _, name in ipairs(folders()) do

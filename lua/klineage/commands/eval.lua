@@ -154,6 +154,9 @@ options:
       results[#results + 1] = finished or eval.unit(opts, u.task, u.policy, u.seed)
     end
     if line then line:done() end
+    opts.suite = suite.name
+    local jok, jf = eval.journal_units(opts, { "klineage", "eval", table.unpack(argv) }, results)
+    if not jok then io.stderr:write("klineage eval: the eval's journal could not be written: ", tostring(jf.message or jf), "\n") end
     local rows = eval.aggregate(results)
     if a.json then
       print((require("cjson").encode({ suite = suite.name, units = results, policies = rows, complete = complete }):gsub("\\/", "/")))
@@ -184,6 +187,7 @@ options:
       end
     end
     print("eval-wrong-accepted: " .. wrong .. " kernels")
+    if jok then require("klineage.report").after_run("eval", opts.runs, a.quiet) end
     return 0
   end,
 }

@@ -144,10 +144,24 @@ local function measure(opts, task, final, id)
   return out
 end
 
+-- Where and with what a unit ran, from its run record: the eval's journal
+-- keeps it, so that its report needs no unit's journal.
+local function ran_on(dir)
+  local records = journal.read(dir .. "/journal.jsonl")
+  local r = records and records[1]
+  if not r then return nil end
+  return { device = r.device, arch = r.arch, versions = r.versions, backend = r.backend, time = r.time }
+end
+
 -- The result of a finished unit, or nil.
 function M.finished(opts, task, policy, seed)
-  local done = files.read_text(opts.runs .. "/" .. unit_name(opts, task, policy, seed) .. "/result.json")
-  return done and require("cjson").decode(done) or nil
+  local id = unit_name(opts, task, policy, seed)
+  local done = files.read_text(opts.runs .. "/" .. id .. "/result.json")
+  if not done then return nil end
+  local r = require("cjson").decode(done)
+  r.unit = r.unit or id
+  r.ran_on = r.ran_on or ran_on(opts.runs .. "/" .. id)
+  return r
 end
 
 function M.unit(opts, task, policy, seed)
@@ -162,7 +176,7 @@ function M.unit(opts, task, policy, seed)
     { skills = skills, policy = policy, seed = seed, memory = train or opts.observations, llm = opts.llm })
   dir = ctx.run and ctx.run.dir or dir
   ctx:close()
-  local result = { task = task.name, policy = policy, seed = seed }
+  local result = { task = task.name, policy = policy, seed = seed, unit = id }
   if not summary then
     result.not_run = tostring(f and f.message or f)
     result.verdict = f and f.verdict
@@ -170,6 +184,7 @@ function M.unit(opts, task, policy, seed)
     result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, summary.cycles
     for k, v in pairs(measure(opts, task, summary.final, id)) do result[k] = v end
     result.curve = M.curve(dir)
+    result.ran_on = ran_on(dir)
     result.to90 = M.cycles_to(result.curve, result.speedup)
   end
   result.seconds = host.clock() - t0
@@ -181,6 +196,37 @@ function M.unit(opts, task, policy, seed)
   h:close()
   assert(os.rename(tmp, dir .. "/result.json"))
   return result
+end
+
+-- The eval's own journal (<eval folder>/journal.jsonl, what `klineage
+-- report` renders): a run record when the folder is new, a resume record
+-- when it is not, then one eval_unit record per finished unit, each written
+-- once (a unit's record is its result.json, with the unit's name).
+--   eval.journal_units(opts, command, results) -> true | nil, failure
+function M.journal_units(opts, command, results)
+  local path = opts.runs .. "/journal.jsonl"
+  local old = journal.read(path) or {}
+  local seen = {}
+  for _, r in ipairs(old) do if r.kind == "eval_unit" then seen[r.unit] = true end end
+  local j, f = journal.open(path)
+  if not j then return nil, f end
+  local first = old[1]
+  if not first then
+    j:append({ kind = "run", run = opts.eval, command = command, backend = opts.backend, budget = opts.budget,
+               suite = opts.suite, time = os.time() })
+  else
+    j:append({ kind = "resume", command = command })
+  end
+  for _, r in ipairs(results) do
+    if not r.not_run and r.unit and not seen[r.unit] then
+      local rec = {}
+      for k, v in pairs(r) do rec[k] = v end
+      rec.kind = "eval_unit"
+      j:append(rec)
+    end
+  end
+  j:close()
+  return true
 end
 
 local function geomean(xs)

@@ -18,8 +18,6 @@
 --   run = { dir, id, records, warnings, first (the run record), workload =
 --           the spec's name, source(sha256) -> text | nil (src/, else the
 --           workload's lineage file of that hash) }
--- The eval report is a kind to add here when that command exists: a
--- module and one line in each table.
 local files = require "klineage.files"
 local journal = require "klineage.journal"
 local page = require "klineage.report.page"
@@ -30,12 +28,14 @@ local M = {}
 
 M.KINDS = {
   bench = "klineage.report.bench",
+  eval = "klineage.report.eval",
   optimize = "klineage.report.optimize",
   walk = "klineage.report.walk",
 }
 
 -- A journal made by a script: the first record kind found names its kind.
 M.DETECT = {
+  { record = "eval_unit", kind = "eval" },
   { record = "decision", kind = "optimize" },
   { record = "walk_step", kind = "walk" },
   { record = "walk_end", kind = "walk" },
