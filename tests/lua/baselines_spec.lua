@@ -68,7 +68,11 @@ describe("forward", function()
   it("says of an accepted change it did not keep what beat it", function()
     local beaten = 0
     for _, r in ipairs(decisions(dir)) do
-      if r.status == "rejected" and r.verdict == "ok" and r.why:find("not kept", 1, true) then beaten = beaten + 1 end
+      if r.status == "rejected" and r.verdict == "ok" and r.why:find("not kept", 1, true) then
+        beaten = beaten + 1
+        -- emu times nothing: what was kept was accepted first, it did not "do better".
+        expect(r.why):contains("emu times nothing")
+      end
     end
     expect(beaten):at_least(1)
   end)
@@ -80,6 +84,13 @@ describe("random", function()
   it("makes the same choices for the same seed", function()
     expect(choices(a)):matches("transform:")
     expect(choices(b)):equals(choices(a))
+  end)
+  it("says its seed in every decision and at the end of the run", function()
+    for _, d in ipairs(decisions(a)) do expect(d.because[1]):contains("seed 1") end
+    local last
+    for _, r in ipairs(assert(journal.read(a .. "/journal.jsonl"))) do if r.kind == "optimize_end" then last = r end end
+    expect(last.policy):equals("random")
+    expect(last.seed):equals(1)
   end)
   it("makes other choices for another seed", function()
     local differs = false
@@ -110,6 +121,34 @@ describe("memory", function()
     expect(entry.transforms[1]):equals("coalesce")
     expect(#entry.transforms):at_least(3)
   end)
+  it("keeps one trajectory per lineage where two walks of it were learned from, the longer", function()
+    local extract = require "klineage.skills.extract"
+    local breadth = walks .. "/h200-2026-12-02/walk-sgemm-breadth-cuda"
+    local one = memory_store.build(extract.folders({ dirs[1] }))[1]
+    local other = memory_store.build(extract.folders({ breadth }))[1]
+    local two = memory_store.build(extract.folders({ dirs[1], breadth }))
+    expect(#two):equals(1)
+    expect(#two[1].transforms):equals(math.max(#one.transforms, other and #other.transforms or 0))
+  end)
+  it("starts the chain at v0 and follows each step's candidate", function()
+    local function obs(run, from, to, transform)
+      return { lineage = "sgemm", transform = transform, skill = transform or "template-x",
+               evidence = { kind = "walk_step", run = run, key = from .. to, from = from, candidate = to } }
+    end
+    local sha0 = require("kl.hash").sha256(v0)
+    -- Out of order, with a template step in the middle and a probe that is not a trajectory.
+    local store = memory_store.build({
+      obs("w", "b", "c", "vectorize"), obs("w", sha0, "a", "coalesce"), obs("w", "a", "b", nil),
+      { lineage = "sgemm", transform = "unroll", skill = "unroll",
+        evidence = { kind = "probe", run = "w", key = "p", from = sha0, candidate = "z" } } })
+    expect(table.concat(store[1].transforms, " ")):equals("coalesce vectorize")
+    -- A second walk that shares the first step and branches off: the longer branch, whole.
+    store = memory_store.build({
+      obs("w", "b", "c", "vectorize"), obs("w", sha0, "a", "coalesce"), obs("w", "a", "b", nil),
+      obs("v", "a", "d", "unroll"), obs("v", "d", "e", "smem_tiling"), obs("v", "e", "f", "double_buffer") })
+    expect(table.concat(store[1].transforms, " ")):equals("coalesce unroll smem_tiling double_buffer")
+    expect(store[1].walk):equals("w+v")
+  end)
   it("retrieves sgemm for sgemm's v0, and another task when sgemm is left out", function()
     expect(memory_store.retrieve(memory_store.build(observations), v0, {}).task):equals("sgemm")
     local others = {}
@@ -118,11 +157,60 @@ describe("memory", function()
     expect(e.task):exists()
     if e.task == "sgemm" then fail("sgemm was left out of the store, and retrieved") end
   end)
+  -- sgemm's trajectory alone, so that the matmul example has one that applies.
+  local sgemm_only = {}
+  for _, o in ipairs(observations) do if o.lineage == "sgemm" then sgemm_only[#sgemm_only + 1] = o end end
   it("replays the retrieved trajectory on a kernel, and says whose", function()
-    local _, _, dir = run("memory", { memory = observations })
+    local _, _, dir = run("memory", { memory = sgemm_only })
     local ds = decisions(dir)
     expect(#ds):at_least(1)
     expect(ds[1].because[1]):matches("trajectory")
+  end)
+  it("only moves forward: a step of the sequence behind the last kept one is never offered again", function()
+    -- A trajectory of transforms that all apply to the example, its first refused (emu keeps
+    -- every correct change otherwise): the replay passes it over and never goes back to it.
+    local sha0 = require("kl.hash").sha256(v0)
+    local function obs(from, to, transform)
+      return { lineage = "sgemm", transform = transform, skill = transform, outcome = "helped",
+               evidence = { kind = "walk_step", run = "w", key = from, from = from, candidate = to } }
+    end
+    local memory = require "klineage.baselines.memory"
+    local refusing = setmetatable({ accept = function(agent, row, result)
+      if row.transform == "restrict" then return false, "refused by the test" end
+      return memory.accept(agent, row, result)
+    end }, { __index = memory })
+    local _, _, dir = run(refusing, { memory = { obs(sha0, "a", "restrict"), obs("a", "b", "launch_bounds"),
+                                                 obs("b", "c", "ldg") } }, 10)
+    local seen = {}
+    for _, d in ipairs(decisions(dir)) do seen[#seen + 1] = math.tointeger(d.step) .. ":" .. d.skill:gsub("^transform:", "") .. ":" .. d.status end
+    expect(table.concat(seen, " ")):equals("1:restrict:rejected 1:launch_bounds:applied 2:ldg:applied")
+  end)
+  it("refuses to run with no memory, before any cycle", function()
+    local s, f = run("memory")
+    expect(s):is_nil()
+    expect(f.verdict):equals("bad_input")
+    expect(f.message):contains("--learn-from")
+  end)
+end)
+
+describe("what a baseline keeps", function()
+  local rollout = require "klineage.baselines.rollout"
+  local row = { skill = "transform:coalesce", record = {} }
+  local correct = { verdict = "ok", record = { stages = {} }, effect = { measured = false, why = "the compare failed: timeout" } }
+  it("rejects on cuda a correct change whose compare failed", function()
+    local ok, why = rollout.accept({ backend = "cuda" }, row, correct)
+    expect(ok):is_false()
+    expect(why):contains("the compare failed")
+  end)
+  it("keeps on emu a correct change, and says its speed was not measured", function()
+    local ok, why = rollout.accept({ backend = "emu" }, row, { verdict = "ok", effect = { measured = false } })
+    expect(ok):is_true()
+    expect(why):contains("not measured")
+  end)
+  it("the orchestrator's accept rejects it on cuda too, whatever the skill's evidence", function()
+    local ok = require("klineage.agent.steps").accept({ backend = "cuda" },
+      { record = { effect = { speedup = { median = 3, n = 5 } } } }, correct)
+    expect(ok):is_false()
   end)
 end)
 

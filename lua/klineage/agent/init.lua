@@ -30,7 +30,8 @@
 --     A policy may also say keep = "best" (judge every row of a step, keep
 --     the fastest accepted; the default "first" keeps the first accepted)
 --     and needs_llm = true (without opts.llm the run fails at once with
---     the verdict llm_unavailable, before any cycle).
+--     the verdict llm_unavailable, before any cycle), needs_memory = true
+--     (without opts.memory: bad_input, before any cycle).
 --     summary = { policy, steps = { step... }, final = { source, sha256, label },
 --                 stopped, cycles, decisions = n, backend, measured = bool }
 --
@@ -45,7 +46,8 @@
 --     cost a cycle }
 --   optimize_step = { kind = "optimize_step", step, from, to, skill, site,
 --     params, effect, source }
---   optimize_end = { kind = "optimize_end", stopped, steps, final, source }
+--   optimize_end = { kind = "optimize_end", stopped, steps, final, source,
+--     policy (its name), seed (a randomized policy's) }
 local gate = require "klineage.gate"
 local runs = require "klineage.runs"
 local verdicts = require "klineage.verdicts"
@@ -203,7 +205,9 @@ local function step(agent, policy, steps)
   for _, a in ipairs(accepted) do
     if a ~= best then
       a.fields.status = "rejected"
-      a.fields.why = a.fields.why .. "; not kept: " .. best.row.skill .. " at " .. tostring(best.row.site) .. " did better"
+      local kept = best.row.skill .. " at " .. tostring(best.row.site)
+      a.fields.why = a.fields.why .. "; not kept: " .. (best.result.effect.measured and (kept .. " did better")
+        or (kept .. " was accepted first, and " .. agent.backend .. " times nothing to choose between them"))
     end
     agent:decide(a.row, a.fields)
   end
@@ -224,6 +228,10 @@ function M.optimize(ctx, w, input, opts)
   end
   if policy.needs_llm and not opts.llm then
     return nil, verdicts.failure("llm_unavailable", "no provider: the " .. policy.name .. " policy needs --llm")
+  end
+  if policy.needs_memory and not (type(opts.memory) == "table" and #opts.memory > 0) then
+    return nil, verdicts.failure("bad_input", "no memory: the " .. policy.name
+      .. " policy replays past trajectories, and none were given (eval: --learn-from WALK_RUN)")
   end
   local steps = require "klineage.agent.steps"
   local label = input.label or "input.cu"
@@ -256,6 +264,7 @@ function M.optimize(ctx, w, input, opts)
     if not ok then stopped = why break end
   end
   keyed(self, "optimize_end", { stopped = stopped, steps = #self.steps, final = self.current.sha256,
+                                policy = policy.name, seed = opts.seed,
                                 source = ctx:store_source(self.current.source) })
   local summary = { policy = policy.name, steps = self.steps, stopped = stopped, cycles = ctx.budget.used - used0,
                     decisions = self.decisions, backend = ctx.backend, measured = ctx.backend == "cuda",

@@ -181,6 +181,10 @@ function M.accept(agent, row, result)
     if e.outcome == "faster" then return true, string.format("correct and %.2fx faster (interval %.2f to %.2f)", e.speedup, e.ci[1], e.ci[2]) end
     return false, string.format("correct but not faster beyond noise (%.3fx, %s)", e.speedup, e.outcome)
   end
+  -- Where the backend times kernels, the skill's evidence never stands in for a compare that failed.
+  if agent.backend == "cuda" then
+    return false, "correct, but not kept: " .. tostring(e.why) .. " (on cuda only a compare that finds it faster keeps a change)"
+  end
   local s = row.record.effect and row.record.effect.speedup
   if s and s.median > 1 then
     return true, string.format("correct on %s; its speed was not measured there: accepted on the skill's evidence "

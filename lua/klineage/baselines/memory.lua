@@ -3,7 +3,9 @@
 -- from agent.memory (the observations the evaluation learns from), and its
 -- transform sequence replayed in order, each transform at the first site
 -- of the current kernel where it applies, with no preconditions and no
--- guards. A transform the gate refuses is passed over for the next one.
+-- guards. A transform the gate refuses is passed over for the next one,
+-- and the replay never goes back to it. With no memory the run is refused
+-- (needs_memory): there is nothing to replay.
 local rollout = require "klineage.baselines.rollout"
 local store = require "klineage.baselines.memory_store"
 
@@ -18,22 +20,28 @@ end
 return {
   name = "memory",
   about = "the most similar past task's transform sequence replayed, with no preconditions and no guards",
+  needs_memory = true,
   candidates = function(agent)
     local r = retrieved(agent)
     if not r then return {} end
-    -- The replay's position: the sequence's transforms not yet kept, in order.
-    local kept, rows, offered = {}, {}, {}
-    for _, s in ipairs(agent.steps) do kept[s.skill] = (kept[s.skill] or 0) + 1 end
-    for i, name in ipairs(r.entry.transforms) do
-      local key = "transform:" .. name
-      if (kept[key] or 0) > 0 then
-        kept[key] = kept[key] - 1
-      elseif not offered[name] then
+    -- The replay only moves forward: past the sequence's step each kept
+    -- transform matched, so a refused step is passed over, never retried.
+    local seq, at = r.entry.transforms, 0
+    for _, s in ipairs(agent.steps) do
+      for i = at + 1, #seq do
+        if "transform:" .. seq[i] == s.skill then at = i break end
+      end
+    end
+    local rows, offered = {}, {}
+    for i = at + 1, #seq do
+      local name = seq[i]
+      if not offered[name] then
         offered[name] = true
         local sites = rollout.rows(agent, { name })
         if sites[1] then
           sites[1].order = i
-          sites[1].because = { string.format("step %d of %s's trajectory (similarity %.2f)", i, r.entry.task, r.score) }
+          sites[1].because = { string.format("step %d of %d of %s's trajectory (walk %s, similarity %.2f)", i, #seq,
+                                             r.entry.task, r.entry.walk, r.score) }
           rows[#rows + 1] = sites[1]
         end
       end

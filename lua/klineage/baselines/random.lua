@@ -25,6 +25,9 @@ return {
       local j = agent.random_state % i + 1
       rows[i], rows[j] = rows[j], rows[i]
     end
+    for i, row in ipairs(rows) do
+      row.because = { string.format("drawn %d of %d at random (seed %d)", i, #rows, agent.seed or 1) }
+    end
     return rows
   end,
   materialize = rollout.materialize,
