@@ -110,6 +110,20 @@ describe("klineage eval on emu", function()
     expect(again):equals(out)
     expect(eval_units()):equals(4)
   end)
+  it("past --seconds starts no unit, but still reads every finished one after an unfinished one", function()
+    -- The first unit unfinished (its result gone), the three after it finished.
+    local first = dir .. "/gemv-klineage-emu/result.json"
+    local kept = assert(files.read_text(first))
+    assert(os.remove(first))
+    local late = { table.unpack(argv) }
+    late[#late + 1], late[#late + 2] = "--seconds", "0"
+    local table_out, c = klineage(table.unpack(late))
+    assert(files.write_atomic(first, kept))
+    expect(c):equals(0)
+    expect(table_out):matches("\njacobi2d%s+forward")
+    expect(table_out):contains("(3 of 4 units are finished")
+    expect(files.read_text(first)):exists()
+  end)
   it("refuses an unknown task or policy, and lineages without journals to learn from", function()
     local _, c1 = klineage("eval", held_out, "--tasks", "nope", "--backend", "emu", "--journal", root)
     expect(c1):equals(2)

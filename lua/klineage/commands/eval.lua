@@ -147,11 +147,15 @@ options:
         "speedup", "interval", "to90", "to90b", "recheck", "stopped"))
     end
     for i, u in ipairs(units) do
+      -- Past the deadline no unit starts, but every finished one is still read (the table from the journals alone).
       local finished = eval.finished(opts, u.task, u.policy, u.seed)
-      if not finished and deadline and host.clock() >= deadline then complete = false break end
-      if line then line:show(string.format("eval unit %d of %d: %s, %s", i, #units, u.task.name, u.policy),
-        string.format("%.0f s", host.clock() - t0)) end
-      results[#results + 1] = finished or eval.unit(opts, u.task, u.policy, u.seed)
+      if not finished and deadline and host.clock() >= deadline then
+        complete = false
+      else
+        if line then line:show(string.format("eval unit %d of %d: %s, %s", i, #units, u.task.name, u.policy),
+          string.format("%.0f s", host.clock() - t0)) end
+        results[#results + 1] = finished or eval.unit(opts, u.task, u.policy, u.seed)
+      end
     end
     if line then line:done() end
     opts.suite = suite.name
