@@ -180,13 +180,17 @@ function M.unit(opts, task, policy, seed)
   local summary, f = verdicts.catch(agent.optimize, ctx, task.workload, task.kernel,
     { skills = skills, policy = policy, seed = seed, memory = train or opts.observations, llm = opts.llm })
   dir = ctx.run and ctx.run.dir or dir
+  -- The unit's cycles are every cycle its journal charged: a unit resumed
+  -- after a kill counts the cycles of its first session too (the summary
+  -- counts this session's alone).
+  local used = ctx.budget.used
   ctx:close()
   local result = { task = task.name, policy = policy, seed = seed, unit = id }
   if not summary then
     result.not_run = tostring(f and f.message or f)
     result.verdict = f and f.verdict
   else
-    result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, summary.cycles
+    result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, used
     for k, v in pairs(measure(opts, task, summary.final, id)) do result[k] = v end
     result.curve = M.curve(dir)
     result.ran_on = ran_on(dir)
