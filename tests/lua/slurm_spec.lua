@@ -309,3 +309,62 @@ describe("klineage slurm status and resubmit (a fake Slurm on PATH)", function()
     expect(out):contains("not found on PATH")
   end)
 end)
+
+-- A Slurm walks folder <parent>/walks-emu whose units finished with the given shipped skills as their repositories.
+local WALKS = { { "sgemm-greedy-emu", { "coalesce", "smem_tiling", "ldg" } }, { "softmax-greedy-emu", { "ldg", "grid_stride", "retune" } },
+                { "transpose-recorded-emu", { "smem_padding", "coalesce" } } }
+
+local function fake_walks(parent, order)
+  local run = parent .. "/walks-emu"
+  local units = {}
+  for i, w in ipairs(WALKS) do units[i] = { index = i - 1, name = w[1], argv = { "x" } } end
+  assert(folder.write_plan({ schema = folder.SCHEMA, kind = "walk", run = run, cwd = home, units = units, options = {} }))
+  for _, i in ipairs(order) do
+    local dir = run .. "/" .. WALKS[i][1]
+    assert(require("kl.proc").mkdir_p(dir .. "/skills"))
+    local lines = {}
+    for c = 1, i + 1 do lines[#lines + 1] = string.format('{"kind":"evaluation","charged":true,"seq":%d}', c) end
+    lines[#lines + 1] = '{"kind":"walk_end","steps":' .. i .. ',"stopped":"budget_exhausted"}'
+    write_file(dir .. "/journal.jsonl", table.concat(lines, "\n") .. "\n")
+    for _, id in ipairs(WALKS[i][2]) do
+      write_file(dir .. "/skills/" .. id .. ".lua", read_file(home .. "/skills/sm_90/" .. id .. ".lua"))
+    end
+    write_file(dir .. "/skills/.learned", "test\n")
+  end
+  return run
+end
+
+describe("klineage slurm merge of walks", function()
+  local a = fake_walks(scratch_dir(), { 1, 2, 3 })
+  local b = fake_walks(scratch_dir(), { 3, 1, 2 })
+  local out, code = klineage("slurm", "merge", a)
+  it("pools the units' repositories with the skills merge", function()
+    if code ~= 0 then fail("exit %s: %s", tostring(code), out) end
+    local by_hand = scratch_dir() .. "/merged"
+    local dirs = {}
+    for _, w in ipairs(WALKS) do dirs[#dirs + 1] = a .. "/" .. w[1] .. "/skills" end
+    local m, mc = klineage("skills", "merge", dirs[1], dirs[2], dirs[3], "--out", by_hand)
+    if mc ~= 0 then fail("skills merge: %s", m) end
+    local names = assert(require("kl.fs").list(a .. "/skills"))
+    table.sort(names)
+    expect(names):equals({ "coalesce.lua", "grid_stride.lua", "ldg.lua", "retune.lua", "smem_padding.lua", "smem_tiling.lua" })
+    for _, n in ipairs(names) do check(read_file(a .. "/skills/" .. n) == read_file(by_hand .. "/" .. n), "%s differs from skills merge's", n) end
+  end)
+  it("writes one line per walk, in name order, the same whatever order they finished in", function()
+    local _, c = klineage("slurm", "merge", b)
+    expect(c):equals(0)
+    local text = read_file(a .. "/walks.txt")
+    expect(text):matches("\nsgemm%-greedy%-emu%s+1%s+2%s+budget_exhausted\nsoftmax%-greedy%-emu%s+2%s+3")
+    expect(text):contains("3 of 3 walks finished; 6 skills merged")
+    expect(read_file(b .. "/walks.txt")):equals(text)
+    for _, n in ipairs(assert(require("kl.fs").list(a .. "/skills"))) do
+      check(read_file(a .. "/skills/" .. n) == read_file(b .. "/skills/" .. n), "skills/%s differs between the two merges", n)
+    end
+  end)
+  it("leaves out a walk that did not finish, and says so", function()
+    local c = fake_walks(scratch_dir(), { 1, 3 })
+    local o = klineage("slurm", "merge", c)
+    expect(o):matches("softmax%-greedy%-emu%s+%-%s+%-%s+not finished")
+    expect(o):contains("2 of 3 walks finished")
+  end)
+end)
