@@ -12,6 +12,10 @@
 --     one left out of its skills) or a suite folder (examples/suites/README.md)
 --     task = { name, workload, kernel = { source, label, file }, lineage }
 --   eval.unit(opts, task, policy, seed) -> result (see below)
+--   eval.unit_name(opts, task, policy, seed) -> the unit's folder name
+--   eval.read_result(runs_dir, name) -> a finished unit's result | nil
+--   (eval/plan.lua: the units a command line gives; eval/table.lua: the
+--   table as text; klineage.slurm.eval_units runs them on Slurm)
 --   eval.aggregate(results) -> rows per policy, and fills each result's
 --     to90_best (cycles to 90 % of the best final any policy reached)
 --

@@ -5,8 +5,9 @@
 --
 --   eval_table.text(results, rows [, unfinished]) -> text (ends in a newline)
 --     results: eval.unit's results in the eval's order; rows:
---     eval.aggregate(results); unfinished = { finished = n, of = m } adds
---     the line that says the eval stopped before its end
+--     eval.aggregate(results); unfinished = { finished = n, of = m [, hint] }
+--     adds the line that says the eval stopped before its end (hint: how
+--     to go on; default: run the same command again)
 local M = {}
 
 local function x(v) return v and string.format("%.2fx", v) or "-" end
@@ -45,7 +46,7 @@ function M.text(results, rows, unfinished)
   end
   out[#out + 1] = ""
   if unfinished then
-    add("(%d of %d units are finished: run the same command again to go on)", unfinished.finished, unfinished.of)
+    add("(%d of %d units are finished: %s)", unfinished.finished, unfinished.of, unfinished.hint or "run the same command again to go on")
   end
   local wrong = 0
   for _, r in ipairs(rows) do

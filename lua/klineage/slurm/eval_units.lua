@@ -83,7 +83,8 @@ function M.merge(splan)
   local jok, jf = files.write_atomic(splan.run .. "/journal.jsonl", table.concat(lines, "\n") .. "\n")
   if not jok then return nil, jf end
   local rows = eval.aggregate(results)
-  local unfinished = #results < #splan.units and { finished = #results, of = #splan.units } or nil
+  local unfinished = #results < #splan.units
+    and { finished = #results, of = #splan.units, hint = "klineage slurm resubmit sends the rest again" } or nil
   local text = require("klineage.eval.table").text(results, rows, unfinished)
   local tok, tf = files.write_atomic(splan.run .. "/table.txt", text)
   if not tok then return nil, tf end

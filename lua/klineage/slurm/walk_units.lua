@@ -5,8 +5,10 @@
 -- with the skills merge (klineage.skills.merge) into RUN/skills, and
 -- writes RUN/walks.txt, one line per unit.
 --
---   walk_units.units(workloads, policies, a) -> { { index, name, argv }... }
---       a: the walk command's parsed flags; each unit's argv is its walk's
+--   walk_units.units(workloads, policies, a, flags, run) -> { { index, name, argv }... }
+--       a: the walk command's parsed flags (flags: its spec), run: the run
+--       folder; each unit's argv is its own walk's, with the flags that
+--       change a walk (budget, backend, max steps, the LLM's) passed on
 --   walk_units.run(splan, index) -> exit code (the walk's)
 --   walk_units.finished(splan, unit) -> true when its journal has walk_end
 --       and its repository was written
