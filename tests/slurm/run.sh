@@ -17,16 +17,18 @@ for t in sbatch squeue scancel sinfo slurmctld slurmd munged; do
   command -v "$t" >/dev/null 2>&1 || missing="$missing $t"
 done
 why=""
+fix="scripts/install-deps.sh scripts/slurm-packages.txt installs it"
 [ -n "$missing" ] && why="not on PATH:$missing"
-[ -z "$why" ] && [ "$(id -u)" -ne 0 ] && why="slurmd must run as root here, and this is uid $(id -u)"
+if [ -z "$why" ] && [ "$(id -u)" -ne 0 ]; then
+  why="slurmd must run as root here, and this is uid $(id -u)"
+  fix="run the test as root (CI does)"
+fi
 if [ -n "$why" ]; then
   if [ -n "${CI:-}" ]; then
-    echo "slurm: FAIL: CI is set but Slurm cannot run ($why);" >&2
-    echo "  scripts/install-deps.sh scripts/slurm-packages.txt installs it" >&2
+    echo "slurm: FAIL: CI is set but Slurm cannot run ($why); $fix" >&2
     exit 1
   fi
-  echo "slurm: SKIP: $why; install it with" >&2
-  echo "  scripts/install-deps.sh scripts/slurm-packages.txt" >&2
+  echo "slurm: SKIP: $why; $fix" >&2
   exit 77
 fi
 
