@@ -198,12 +198,21 @@ describe("klineage eval --slurm on a single-node cluster", function()
   end)
   it("prints each unit's submission-to-start latency", function()
     local jobs = require("klineage.slurm.folder").jobs(run)
+    local starts, ends = {}, {}
     for i, name in ipairs(UNITS) do
       local log = files.read_text(string.format("%s/slurm/logs/unit-%d-%s.out", run, i - 1, jobs[1].job))
-      local start = log and tonumber(log:match("start, clock ([%d.]+) s"))
-      check(start, "unit %d has no start line in its log", i - 1)
-      print(string.format("slurm-start-latency-unit-%d: %.3f s (%s; --array-limit 2: units 2-5 also wait for a slot)", i - 1,
-        start - submitted, name))
+      starts[i] = log and tonumber(log:match("start, clock ([%d.]+) s"))
+      ends[i] = log and tonumber(log:match("end, exit %d+, clock ([%d.]+) s"))
+      check(starts[i], "unit %d has no start line in its log", i - 1)
+    end
+    for i, name in ipairs(UNITS) do
+      -- a unit that waited for a slot (--array-limit 2): also from the last unit's end before it started
+      local freed
+      for j = 1, #UNITS do
+        if ends[j] and ends[j] <= starts[i] and (not freed or ends[j] > freed) then freed = ends[j] end
+      end
+      print(string.format("slurm-start-latency-unit-%d: %.3f s from the submission%s (%s)", i - 1, starts[i] - submitted,
+        freed and string.format(", %.3f s from the slot's release", starts[i] - freed) or "", name))
     end
   end)
 end)
