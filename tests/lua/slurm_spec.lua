@@ -368,3 +368,77 @@ describe("klineage slurm merge of walks", function()
     expect(o):contains("2 of 3 walks finished")
   end)
 end)
+
+-- Deep equality that tells an integer from a float.
+local function same_kind(a, b, path)
+  path = path or "value"
+  if type(a) ~= type(b) then return false, path .. ": " .. type(a) .. " vs " .. type(b) end
+  if type(a) == "number" then
+    if math.type(a) ~= math.type(b) then return false, path .. ": " .. math.type(a) .. " vs " .. math.type(b) end
+    if a ~= b and not (a ~= a and b ~= b) then return false, path .. ": " .. a .. " vs " .. b end
+    return true
+  end
+  if type(a) ~= "table" then return a == b, path end
+  for k, v in pairs(a) do
+    local ok, why = same_kind(v, b[k], path .. "." .. tostring(k))
+    if not ok then return false, why end
+  end
+  for k in pairs(b) do if a[k] == nil then return false, path .. "." .. tostring(k) .. " is extra" end end
+  return true
+end
+
+describe("the observations a Slurm eval extracts once", function()
+  local obs_file = require "klineage.slurm.observations"
+  it("reads back exactly what was written: integers, floats, odd strings", function()
+    local v = { { skill = "a\nb\"c\0d", n = 3, x = 0.0, y = -0.5, big = 2 ^ 70, inf = math.huge, nan = 0 / 0,
+                  list = { 1, 2.0, "3", true }, nested = { [1] = "one", [3] = "three", k = false } } }
+    local path = scratch_dir() .. "/o.lua"
+    assert(obs_file.write(path, v))
+    local back = assert(obs_file.read(path))
+    local ok, why = same_kind(v, back)
+    check(ok, "differs at %s", tostring(why))
+  end)
+  local root = scratch_dir()
+  local walk_out, walk_code = klineage("walk", "transpose", "--policy", "recorded", "--backend", "emu", "--budget", "3",
+    "--journal", root, "--run", "walk-t", "--quiet")
+  it("learns the same records from what it reads back as from the walks", function()
+    if walk_code ~= 0 then fail("the walk exited %s: %s", tostring(walk_code), walk_out) end
+    local obs = require("klineage.skills.extract").folders({ root .. "/walk-t" })
+    expect(#obs):at_least(1)
+    assert(obs_file.write(root .. "/obs.lua", obs))
+    local back = assert(obs_file.read(root .. "/obs.lua"))
+    local ok, why = same_kind(obs, back)
+    check(ok, "the observations differ at %s", tostring(why))
+    local ser = require "klineage.skills.serialize"
+    local a = require("klineage.skills.learn").repository(obs)
+    local b = require("klineage.skills.learn").repository(back)
+    expect(#b):equals(#a)
+    for i = 1, #a do check(ser.record(a[i]) == ser.record(b[i]), "the learned %s differs", a[i].id) end
+  end)
+  it("gives a unit run from them the result the local eval gives", function()
+    local env = fake_slurm(root, {})
+    local common = { "eval", held_out, "--tasks", "gemv", "--policies", "klineage", "--budget", "2", "--backend", "emu",
+                     "--learn-from", root .. "/walk-t" }
+    local function with(...)
+      local argv = table.move(common, 1, #common, 1, {})
+      table.move({ ... }, 1, select("#", ...), #argv + 1, argv)
+      return argv
+    end
+    local out, code = klineage_env(env, table.unpack(with("--journal", root .. "/slurm", "--slurm")))
+    if code ~= 0 then fail("exit %s: %s", tostring(code), out) end
+    local run = root .. "/slurm/eval-held-out-emu"
+    expect(exists(run .. "/slurm/observations.lua")):is_true()
+    expect(folder.read_plan(run).observations):equals("slurm/observations.lua")
+    -- the array task, run here by hand: it must not need the walk folders' journals again
+    assert(os.rename(root .. "/walk-t", root .. "/walk-t.away"))
+    local u, uc = klineage("slurm", "unit", run, "0")
+    assert(os.rename(root .. "/walk-t.away", root .. "/walk-t"))
+    if uc ~= 0 then fail("the unit exited %s: %s", tostring(uc), u) end
+    local l, lc = klineage(table.unpack(with("--journal", root .. "/local", "--quiet")))
+    if lc ~= 0 then fail("the local eval exited %s: %s", tostring(lc), l) end
+    local eval = require "klineage.eval"
+    local a = eval.read_result(root .. "/local/eval-held-out-emu", "gemv-klineage-emu")
+    local b = eval.read_result(run, "gemv-klineage-emu")
+    for _, k in ipairs({ "steps", "cycles", "recheck", "stopped" }) do check(a[k] == b[k], "%s: %s here, %s as a unit", k, tostring(a[k]), tostring(b[k])) end
+  end)
+end)

@@ -6,10 +6,12 @@
 -- same unit would run with locally.
 --
 --   plan.FLAGS: the eval command's flags (klineage.args spec)
---   plan.from_args(a) -> { suite, policies, opts, units = { { task, policy, seed, name }... } }
+--   plan.from_args(a [, given]) -> { suite, policies, opts, units = { { task, policy, seed, name }... } }
 --     a = args.parse(argv, { flags = plan.FLAGS }); bad input raises a
 --     usage error (klineage.args), as a command does: this is the command
---     line's meaning, not a library call.
+--     line's meaning, not a library call. given.observations: what
+--     --learn-from's folders give, extracted already (a Slurm unit reads
+--     them from its run folder instead of extracting them again).
 local args = require "klineage.args"
 local eval = require "klineage.eval"
 local llm_mod = require "klineage.llm"
@@ -29,8 +31,12 @@ local function only_tasks(suite, list)
   suite.tasks = kept
 end
 
-local function skills_of(a, suite, opts)
+local function skills_of(a, suite, opts, given)
   local files = require "klineage.files"
+  if a.learn_from and given and given.observations then
+    opts.observations = given.observations
+    return
+  end
   if a.learn_from then
     for _, d in ipairs(a.learn_from) do
       if not files.read_text(d .. "/journal.jsonl") then args.usage_error("--learn-from %s is not a run folder (no journal.jsonl)", d) end
@@ -46,7 +52,7 @@ local function skills_of(a, suite, opts)
   opts.skills = records
 end
 
-function M.from_args(a)
+function M.from_args(a, given)
   local budget = a.budget or 30
   if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
   local nseeds = a.seeds or 3
@@ -64,7 +70,7 @@ function M.from_args(a)
   end
   local opts = { budget = budget, backend = a.backend, leave_one_out = a.leave_one_out or suite.name == "lineages",
                  suite = suite.name }
-  skills_of(a, suite, opts)
+  skills_of(a, suite, opts, given)
   local llm_client, lf = llm_mod.client_from_args(a)
   if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
   opts.llm = llm_client and llm_mod.seam(llm_client)

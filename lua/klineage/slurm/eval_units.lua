@@ -1,6 +1,7 @@
 -- The units of an eval on Slurm: unit INDEX is the eval's INDEX-th unit
 -- (klineage.eval.plan's order), rebuilt from the eval's saved command line
--- and run by eval.unit, so it writes the folder and result.json the same
+-- (and, with --learn-from, the observations extracted once at submission:
+-- RUN/slurm/observations.lua) and run by eval.unit, so it writes the folder and result.json the same
 -- unit writes locally, and resumes from its journals when run again.
 --
 --   eval_units.run(splan, index) -> exit code (0: finished; 1: not run)
@@ -30,7 +31,13 @@ local function rebuild(splan)
   local plan_mod = require "klineage.eval.plan"
   local ok, a = pcall(args.parse, splan.argv, { flags = plan_mod.FLAGS, min = 1, max = 1 })
   if not ok then error(a, 0) end
-  return plan_mod.from_args(a)
+  local given
+  if splan.observations then
+    local list, f = require("klineage.slurm.observations").read(splan.run .. "/" .. splan.observations)
+    if not list then args.usage_error("%s", f.message) end
+    given = { observations = list }
+  end
+  return plan_mod.from_args(a, given)
 end
 
 function M.run(splan, index)

@@ -95,7 +95,10 @@ local function start(command, splan, quiet)
     M.print_dry_run(splan, indices)
     return 0
   end
+  local first = splan.write_first -- what the units read, written before any can start
+  splan.write_first = nil
   local ok, f = folder.write_plan(splan)
+  if ok and first then ok, f = first() end
   if not ok then return M.report(command, splan, nil, f, quiet) end
   local jobs, jf = M.jobs(splan, indices)
   return M.report(command, splan, jobs, jf, quiet)
@@ -109,8 +112,16 @@ function M.eval(plan, unit_argv, options, quiet)
   for _, w in ipairs({ "--journal", root, "--run", opts.eval, "--quiet" }) do argv[#argv + 1] = w end
   local units = {}
   for i, u in ipairs(plan.units) do units[i] = { index = i - 1, name = u.name } end
-  return start("eval", { schema = folder.SCHEMA, kind = "eval", run = run, cwd = cwd(), argv = argv, options = options,
-                         units = units, backend = opts.backend, budget = opts.budget, suite = opts.suite }, quiet)
+  local splan = { schema = folder.SCHEMA, kind = "eval", run = run, cwd = cwd(), argv = argv, options = options,
+                  units = units, backend = opts.backend, budget = opts.budget, suite = opts.suite }
+  if opts.observations then
+    -- extracted once, here, rather than by every unit (klineage.slurm.observations)
+    splan.observations = "slurm/observations.lua"
+    splan.write_first = function()
+      return require("klineage.slurm.observations").write(run .. "/slurm/observations.lua", opts.observations)
+    end
+  end
+  return start("eval", splan, quiet)
 end
 
 function M.walk(splan, quiet)
