@@ -2,7 +2,9 @@
 -- starts it and sets SLURM_CONF): a small emu eval as a job array, merged
 -- by its dependent job, equals the same eval run here without Slurm; one
 -- array task stopped midway and cancelled is failed, resubmitted alone,
--- and resumes from its journal: nothing is judged twice. It prints the
+-- and resumes from its journal: nothing is judged twice. Walks of one
+-- lineage with two policies run as two array tasks, each as the same walk
+-- run here, and their merged skills are the skills merge's. It prints the
 -- submission-to-start latency of each unit and the merge's time (figures,
 -- not assertions: the machine is shared).
 local files = require "klineage.files"
@@ -213,6 +215,46 @@ describe("klineage eval --slurm on a single-node cluster", function()
       end
       print(string.format("slurm-start-latency-unit-%d: %.3f s from the submission%s (%s)", i - 1, starts[i] - submitted,
         freed and string.format(", %.3f s from the slot's release", starts[i] - freed) or "", name))
+    end
+  end)
+end)
+
+describe("klineage walk --slurm on a single-node cluster", function()
+  local wrun = root .. "/walks/walks-emu"
+  local WALK_UNITS = { "transpose-recorded-emu", "transpose-greedy-emu" }
+  it("walks one lineage with two policies as two array tasks, and merges their skills", function()
+    local out, code = kl({ XDG_CACHE_HOME = root .. "/cache-slurm" }, "walk", "transpose", "--policy", "recorded,greedy",
+      "--backend", "emu", "--budget", "3", "--journal", root .. "/walks", "--slurm")
+    if code ~= 0 then fail("exit %s: %s", tostring(code), out) end
+    expect(out):matches("submitted 2 units of .* as job array %d+, and the merge as job %d+")
+    until_true("the walks and their merge to end", queue_empty)
+    local status = kl({}, "slurm", "status", wrun)
+    expect(status):contains("2 finished of 2 units")
+    local text = until_true("walks.txt", function() return files.read_text(wrun .. "/walks.txt") end)
+    expect(text):contains("2 of 2 walks finished")
+    local by_hand = root .. "/walks/by-hand"
+    local m, mc = kl({}, "skills", "merge", wrun .. "/" .. WALK_UNITS[2] .. "/skills", wrun .. "/" .. WALK_UNITS[1] .. "/skills",
+      "--out", by_hand)
+    if mc ~= 0 then fail("skills merge: %s", m) end
+    local names = assert(require("kl.fs").list(by_hand))
+    table.sort(names)
+    local merged = assert(require("kl.fs").list(wrun .. "/skills"))
+    table.sort(merged)
+    expect(merged):equals(names)
+    for _, n in ipairs(names) do
+      check(files.read_text(by_hand .. "/" .. n) == files.read_text(wrun .. "/skills/" .. n), "skills/%s differs from skills merge's", n)
+    end
+  end)
+  it("walks each unit as the same walk run here does", function()
+    for _, policy in ipairs({ "recorded", "greedy" }) do
+      local out, code = kl({ XDG_CACHE_HOME = root .. "/cache-local" }, "walk", "transpose", "--policy", policy, "--backend", "emu",
+        "--budget", "3", "--journal", root .. "/walks-local", "--json", "--quiet")
+      if code ~= 0 then fail("the local walk exited %s: %s", tostring(code), out) end
+      local summary = require("cjson").decode(out:match("(%b{})%s*$"))
+      local line = files.read_text(wrun .. "/walks.txt"):match("\ntranspose%-" .. policy .. "%-emu[^\n]*")
+      local steps, cycles = line:match("^\n%S+%s+(%d+)%s+(%d+)")
+      expect(tonumber(steps)):equals(#summary.steps)
+      expect(tonumber(cycles)):equals(math.tointeger(summary.cycles))
     end
   end)
 end)
