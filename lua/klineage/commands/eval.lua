@@ -62,7 +62,9 @@ With --slurm, each unit is one task of a Slurm job array (klineage slurm
 unit), its folder under the eval's folder as here; a merge job then writes
 the eval's journal, table.txt and report (klineage slurm merge). Watch it
 with klineage slurm status, and send what failed again with klineage slurm
-resubmit.
+resubmit. With --learn-from, the observations are extracted once, when it
+is submitted (RUN/slurm/observations.lua), not by every unit.
+
 ]] .. slurm_options.HELP,
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })

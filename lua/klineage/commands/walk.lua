@@ -157,6 +157,7 @@ With --slurm, WORKLOAD may be a comma list (or "lineages", all seven) and
 own run folder RUN/<lineage>-<policy>-<backend> (RUN: --run NAME under the
 runs folder, default walks-<backend>), then the skill repository learned
 from it; the merge job pools them with the skills merge into RUN/skills.
+
 ]] .. slurm_options.HELP,
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
