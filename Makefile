@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps build run test test-asan test-fuzz test-gpu skills clean
+.PHONY: deps build run test test-asan test-fuzz test-gpu test-slurm skills clean
 
 deps:
 	scripts/install-deps.sh
@@ -26,7 +26,7 @@ run: build
 # fails the check instead of skipping it) has it.
 test: build
 	scripts/install-deps.sh scripts/packages.txt scripts/browser-packages.txt
-	cd $(BUILD) && ctest -LE gpu --output-on-failure -j$(JOBS)
+	cd $(BUILD) && ctest -LE 'gpu|slurm' --output-on-failure -j$(JOBS)
 
 # The shipped skill repository (skills/sm_90), learned again from the H200
 # walk journals in reports/walks/ and the probe journals in reports/probes/:
@@ -46,7 +46,7 @@ skills: build
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DKL_WERROR=ON -DKL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser' --output-on-failure -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser|slurm' --output-on-failure -j$(JOBS)
 
 # Short libFuzzer runs of the parser and the pattern compiler (clang).
 test-fuzz:
@@ -54,6 +54,13 @@ test-fuzz:
 	cmake -S . -B $(BUILD)-fuzz -DCMAKE_C_COMPILER=clang -DKL_FUZZ=ON
 	cmake --build $(BUILD)-fuzz -j$(JOBS) --target fuzz_source fuzz_pattern
 	cd $(BUILD)-fuzz && ctest -L fuzz --output-on-failure
+
+# klineage eval --slurm against a single-node Slurm that the test starts
+# and stops itself (tests/slurm/run.sh): the slurm packages, then label
+# slurm. As root (slurmd), as CI runs it.
+test-slurm: build
+	scripts/install-deps.sh scripts/slurm-packages.txt
+	cd $(BUILD) && ctest -L slurm --output-on-failure
 
 # On a GPU machine: everything, the gpu label included.
 test-gpu: build

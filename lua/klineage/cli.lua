@@ -12,7 +12,7 @@
 local M = {}
 
 -- The order of `klineage --help`.
-M.commands = { "bench", "compile", "doctor", "gate", "journal", "match", "optimize", "eval", "report", "run", "skills", "test", "transforms", "walk", "worker", "version", "help" }
+M.commands = { "bench", "compile", "doctor", "gate", "journal", "match", "optimize", "eval", "report", "run", "skills", "test", "slurm", "transforms", "walk", "worker", "version", "help" }
 
 local function load_command(name)
   if not name:match("^[%w_%-]+$") then return nil end

@@ -15,6 +15,8 @@
 --   runs.find(ref [, root]) -> folder | nil, failure
 --   runs.key(t) -> hex: the SHA-256 of t's canonical JSON (sorted keys), the
 --       identity of a judgement (what was judged, against what, how)
+--   runs.canonical_json(t) -> that text: equal tables give equal bytes, in
+--       any process (cjson's key order follows Lua's seeded hash)
 --   run:append(record) -> true | nil, failure      journal, then index
 --   run:lookup(key) -> the last record appended with that key | nil
 --   run:store_source(text) -> sha256, "src/<sha>.cu" | nil, failure
@@ -75,6 +77,7 @@ local function canonical(v, out)
 end
 
 function M.key(t) return hash.sha256(table.concat(canonical(t, {}))) end
+function M.canonical_json(t) return table.concat(canonical(t, {})) end
 
 local Run = {}
 Run.__index = Run

@@ -64,6 +64,7 @@ M.list = {
   { id = "worker_lost", stage = "run", blame = "engine", meaning = "the worker died from outside (killed, out of memory) twice while running a kernel" },
   { id = "io_error", stage = "any", blame = "engine", meaning = "the engine could not read or write a file it needed (a full disk, a read-only folder)" },
   { id = "bad_request", stage = "run", blame = "engine", meaning = "the engine sent the worker a malformed request (an engine bug)" },
+  { id = "slurm_error", stage = "cluster", blame = "engine", meaning = "a Slurm command (sbatch, squeue, scancel) could not run or refused: its message is as it printed it" },
   { id = "internal", stage = "any", blame = "engine", meaning = "a bug in klineage: the message has the detail" },
   { id = "llm_unavailable", stage = "llm", blame = "llm", meaning = "the LLM provider could not be reached, timed out, or kept failing (429/5xx) after its retries: the caller goes on without it" },
   { id = "llm_refused", stage = "llm", blame = "llm", meaning = "the LLM provider refused the request (a 4xx status other than a rate limit: a bad key, an unknown model)" },

@@ -2,8 +2,40 @@ local args = require "klineage.args"
 
 local llm_mod = require "klineage.llm"
 
-local FLAGS = llm_mod.add_flags({ policy = "string", budget = "number", backend = "string", max_steps = "number", resume = "string",
-                run = "string", journal = "string", json = "boolean", quiet = "boolean" })
+local slurm_options = require "klineage.slurm.options"
+
+local FLAGS = slurm_options.add_flags(llm_mod.add_flags({ policy = "string", budget = "number", backend = "string", max_steps = "number",
+                resume = "string", run = "string", journal = "string", json = "boolean", quiet = "boolean" }))
+
+-- klineage walk W1,W2|lineages --slurm --policy P1,P2: one unit per (lineage, policy), each a walk of its own.
+local function on_slurm(a, slurm)
+  if a.resume then args.usage_error("--resume has no meaning with --slurm (give the same --run again)") end
+  if a.json then args.usage_error("--json has no meaning with --slurm") end
+  if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+  local names = {}
+  local ref = a.positional[1]
+  if ref == "lineages" then
+    names = table.move(require("klineage.eval").LINEAGES, 1, 7, 1, {})
+  else
+    for n in ref:gmatch("[^,]+") do names[#names + 1] = n end
+  end
+  for _, n in ipairs(names) do
+    local w = require("klineage.cli").load_workload(n)
+    if not w.lineage or #w.lineage == 0 then args.usage_error("the workload %s has no lineage to walk", w.name) end
+  end
+  local policies = {}
+  for p in (a.policy or "greedy"):gmatch("[^,]+") do
+    local ok, pf = require("klineage.walk").load_policy(p)
+    if not ok then args.usage_error("%s", pf.message) end
+    policies[#policies + 1] = p
+  end
+  local root, rf = require("klineage.runs").root(a.journal)
+  if not root then args.usage_error("%s", rf.message) end
+  local submit = require "klineage.slurm.submit"
+  local run = submit.absolute(root .. "/" .. (a.run or ("walks-" .. (a.backend or "default"))))
+  local units = require("klineage.slurm.walk_units").units(names, policies, a, FLAGS, run)
+  return submit.walk({ run = run, options = slurm, units = units, backend = a.backend }, a.quiet)
+end
 
 local function fmt_effect(e)
   if not e then return "" end
@@ -66,7 +98,8 @@ return {
   flags = FLAGS,
   summary = "walk an expert kernel backward, one gate-validated simplification at a time",
   usage = "usage: klineage walk WORKLOAD [--policy recorded|greedy|breadth|FILE.lua] [--budget N] [--backend cuda|emu] "
-    .. "[--max-steps N] [--run NAME | --resume RUN] [--journal DIR] [--json] [--quiet] " .. llm_mod.USAGE,
+    .. "[--max-steps N] [--run NAME | --resume RUN] [--journal DIR] [--json] [--quiet] " .. llm_mod.USAGE
+    .. " | klineage walk W1,W2|lineages --slurm [--policy P1,P2] " .. slurm_options.USAGE,
   help = [[
 Walks the workload's expert kernel (its lineage's last version) backward.
 At each step the policy asks the proposers for candidate simplifications
@@ -116,9 +149,20 @@ options:
   --json              print the walk's summary as JSON
   --quiet             no progress lines
 the llm proposer (greedy and breadth ask it for one simplification a step):
-]] .. llm_mod.HELP,
+]] .. llm_mod.HELP .. [[
+
+
+With --slurm, WORKLOAD may be a comma list (or "lineages", all seven) and
+--policy a comma list: one unit per (lineage, policy), each the walk of its
+own run folder RUN/<lineage>-<policy>-<backend> (RUN: --run NAME under the
+runs folder, default walks-<backend>), then the skill repository learned
+from it; the merge job pools them with the skills merge into RUN/skills.
+
+]] .. slurm_options.HELP,
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
+    local slurm = slurm_options.from_args(a, a.backend)
+    if a.slurm then return on_slurm(a, slurm) end
     local files = require "klineage.files"
     local walk = require "klineage.walk"
     local w = require("klineage.cli").load_workload(a.positional[1])

@@ -12,6 +12,10 @@
 --     one left out of its skills) or a suite folder (examples/suites/README.md)
 --     task = { name, workload, kernel = { source, label, file }, lineage }
 --   eval.unit(opts, task, policy, seed) -> result (see below)
+--   eval.unit_name(opts, task, policy, seed) -> the unit's folder name
+--   eval.read_result(runs_dir, name) -> a finished unit's result | nil
+--   (eval/plan.lua: the units a command line gives; eval/table.lua: the
+--   table as text; klineage.slurm.eval_units runs them on Slurm)
 --   eval.aggregate(results) -> rows per policy, and fills each result's
 --     to90_best (cycles to 90 % of the best final any policy reached)
 --
@@ -117,7 +121,8 @@ local function skills_for(opts, task)
   return opts.learned[out].skills, opts.learned[out].train
 end
 
-local function unit_name(opts, task, policy, seed)
+-- A unit's folder name: task-policy[-sSEED]-backend.
+function M.unit_name(opts, task, policy, seed)
   local parts = { task.name, (policy:gsub("[^%w]", "_")) }
   if seed then parts[#parts + 1] = "s" .. seed end
   parts[#parts + 1] = opts.backend or "default"
@@ -153,19 +158,23 @@ local function ran_on(dir)
   return { device = r.device, arch = r.arch, versions = r.versions, backend = r.backend, time = r.time }
 end
 
--- The result of a finished unit, or nil.
-function M.finished(opts, task, policy, seed)
-  local id = unit_name(opts, task, policy, seed)
-  local done = files.read_text(opts.runs .. "/" .. id .. "/result.json")
+-- The result of the unit <runs>/<id> when it finished, or nil.
+function M.read_result(runs_dir, id)
+  local done = files.read_text(runs_dir .. "/" .. id .. "/result.json")
   if not done then return nil end
   local r = require("cjson").decode(done)
   r.unit = r.unit or id
-  r.ran_on = r.ran_on or ran_on(opts.runs .. "/" .. id)
+  r.ran_on = r.ran_on or ran_on(runs_dir .. "/" .. id)
   return r
 end
 
+-- The result of a finished unit, or nil.
+function M.finished(opts, task, policy, seed)
+  return M.read_result(opts.runs, M.unit_name(opts, task, policy, seed))
+end
+
 function M.unit(opts, task, policy, seed)
-  local id = unit_name(opts, task, policy, seed)
+  local id = M.unit_name(opts, task, policy, seed)
   local dir = opts.runs .. "/" .. id
   local done = M.finished(opts, task, policy, seed)
   if done then return done end
@@ -175,13 +184,17 @@ function M.unit(opts, task, policy, seed)
   local summary, f = verdicts.catch(agent.optimize, ctx, task.workload, task.kernel,
     { skills = skills, policy = policy, seed = seed, memory = train or opts.observations, llm = opts.llm })
   dir = ctx.run and ctx.run.dir or dir
+  -- The unit's cycles are every cycle its journal charged: a unit resumed
+  -- after a kill counts the cycles of its first session too (the summary
+  -- counts this session's alone).
+  local used = ctx.budget.used
   ctx:close()
   local result = { task = task.name, policy = policy, seed = seed, unit = id }
   if not summary then
     result.not_run = tostring(f and f.message or f)
     result.verdict = f and f.verdict
   else
-    result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, summary.cycles
+    result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, used
     for k, v in pairs(measure(opts, task, summary.final, id)) do result[k] = v end
     result.curve = M.curve(dir)
     result.ran_on = ran_on(dir)
@@ -203,6 +216,20 @@ end
 -- when it is not, then one eval_unit record per finished unit, each written
 -- once (a unit's record is its result.json, with the unit's name).
 --   eval.journal_units(opts, command, results) -> true | nil, failure
+--   eval.run_record(opts, command) -> the run record (no seq, no time)
+--   eval.unit_record(result) -> its eval_unit record, or nil for a unit not run
+function M.run_record(opts, command)
+  return { kind = "run", run = opts.eval, command = command, backend = opts.backend, budget = opts.budget, suite = opts.suite }
+end
+
+function M.unit_record(r)
+  if r.not_run or not r.unit then return nil end
+  local rec = {}
+  for k, v in pairs(r) do rec[k] = v end
+  rec.kind = "eval_unit"
+  return rec
+end
+
 function M.journal_units(opts, command, results)
   local path = opts.runs .. "/journal.jsonl"
   local old = journal.read(path) or {}
@@ -212,18 +239,15 @@ function M.journal_units(opts, command, results)
   if not j then return nil, f end
   local first = old[1]
   if not first then
-    j:append({ kind = "run", run = opts.eval, command = command, backend = opts.backend, budget = opts.budget,
-               suite = opts.suite, time = os.time() })
+    local run = M.run_record(opts, command)
+    run.time = os.time()
+    j:append(run)
   else
     j:append({ kind = "resume", command = command })
   end
   for _, r in ipairs(results) do
-    if not r.not_run and r.unit and not seen[r.unit] then
-      local rec = {}
-      for k, v in pairs(r) do rec[k] = v end
-      rec.kind = "eval_unit"
-      j:append(rec)
-    end
+    local rec = M.unit_record(r)
+    if rec and not seen[rec.unit] then j:append(rec) end
   end
   j:close()
   return true
