@@ -126,12 +126,30 @@ function M.build(run)
       pct(r.fast1), pct(r.fast2), num(r.to90), num(r.to90_best), r.wrong, r.seconds)
   end
   d:md(table.concat(t, "\n"))
-  convergence(d, units, budget)
   local by, names = {}, {}
   for _, u in ipairs(units) do
     if not by[u.task] then by[u.task] = {} names[#names + 1] = u.task end
     table.insert(by[u.task], u)
   end
+  -- A partial eval can leave policies with different tasks: then a row is
+  -- a mean over its own tasks, and the reader must be told.
+  local tasks_of, differ = {}, false
+  for _, r in ipairs(rows) do
+    local seen, list = {}, {}
+    for _, u in ipairs(units) do
+      if u.policy == r.policy and not seen[u.task] then seen[u.task] = true list[#list + 1] = u.task end
+    end
+    table.sort(list)
+    tasks_of[#tasks_of + 1] = { policy = r.policy, text = table.concat(list, ", ") }
+    if #list ~= #names then differ = true end
+  end
+  if differ then
+    local parts = {}
+    for _, p in ipairs(tasks_of) do parts[#parts + 1] = md(p.policy) .. ": " .. md(p.text) end
+    d:md("**The policies ran on different tasks** (" .. table.concat(parts, "; ")
+      .. "), so the rows above are not comparable with each other: compare them task by task below.")
+  end
+  convergence(d, units, budget)
   for _, name in ipairs(names) do task_section(d, name, by[name]) end
   return d, title
 end
