@@ -67,13 +67,17 @@ local function print_rows(rows, info)
   if info.accounting ~= true then io.stderr:write("accounting: not available (sacct: ", tostring(info.accounting), ")\n") end
 end
 
-local function status(a)
-  local splan = plan_of(a, "status")
+-- The run's plan and its units' states, or nil after saying why.
+local function units_of(a, what)
+  local splan = plan_of(a, what)
   local rows, info = require("klineage.slurm.status").units(splan)
-  if not rows then
-    io.stderr:write("klineage slurm status: ", info.message, "\n")
-    return 1
-  end
+  if not rows then io.stderr:write("klineage slurm ", what, ": ", info.message, "\n") end
+  return splan, rows, info
+end
+
+local function status(a)
+  local splan, rows, info = units_of(a, "status")
+  if not rows then return 1 end
   if a.json then
     io.stdout:write((require("cjson").encode({ run = splan.run, units = rows, accounting = info.accounting }):gsub("\\/", "/")), "\n")
     return 0
@@ -83,12 +87,8 @@ local function status(a)
 end
 
 local function resubmit(a)
-  local splan = plan_of(a, "resubmit")
-  local rows, info = require("klineage.slurm.status").units(splan)
-  if not rows then
-    io.stderr:write("klineage slurm resubmit: ", info.message, "\n")
-    return 1
-  end
+  local splan, rows = units_of(a, "resubmit")
+  if not rows then return 1 end
   local indices, busy = {}, 0
   for _, r in ipairs(rows) do
     if r.state == "failed" or r.state == "missing" then indices[#indices + 1] = r.index end
