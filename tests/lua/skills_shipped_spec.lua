@@ -54,8 +54,18 @@ describe("skills/sm_90", function()
     local want, got = lua_files(shipped), lua_files(tmp .. "/learned")
     expect(got):equals(want)
     for _, name in ipairs(want) do
-      if read(shipped .. "/" .. name) ~= read(tmp .. "/learned/" .. name) then
-        fail("%s differs from what the journals give: run `make skills`", name)
+      local a, b = read(shipped .. "/" .. name), read(tmp .. "/learned/" .. name)
+      if a ~= b then
+        -- Say where: a flaky difference (seen once under ASan) must show what changed.
+        local line, ia, ib = 1, 1, 1
+        while true do
+          local la, lb = a:match("([^\n]*)\n?", ia), b:match("([^\n]*)\n?", ib)
+          if la ~= lb or ia > #a then
+            fail("%s differs from what the journals give at line %d: shipped %q, learned %q: run `make skills`",
+              name, line, tostring(la), tostring(lb))
+          end
+          ia, ib, line = ia + #la + 1, ib + #lb + 1, line + 1
+        end
       end
     end
   end)
