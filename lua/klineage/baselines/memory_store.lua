@@ -3,9 +3,8 @@
 -- is built from: the longest chain of walk steps (kept, or judged and
 -- helped), inverted and followed forward from v0 toward the expert, with
 -- v0's source tokens and facts for retrieval. Probes are not trajectories
--- and are left out; steps no
--- transform explains move along the chain and add no transform (a
--- template only replays in its own kernel).
+-- and are left out; steps no transform explains move along the chain and
+-- add no transform (a template only replays in its own kernel).
 --
 --   store.build(observations) -> { { task, walk (the run ids on its path, +), v0 = { tokens, facts },
 --       transforms = { name... } }... }, sorted by task
@@ -25,8 +24,8 @@ function M.tokens(source)
   return set
 end
 
--- The longest trajectory (in transforms) through a lineage's kept walk
--- steps, forward: from v0 (or, when no walk reached it, from the kernel
+-- The longest trajectory (in transforms) through a lineage's walk steps,
+-- forward: from v0 (or, when no walk reached it, from the kernel
 -- that gives the longest) along each step's candidate. The steps of all its walks
 -- are one graph, since observations are deduplicated across walks; a path
 -- through it is one real sequence of kernels, never two walks interleaved.
@@ -69,7 +68,11 @@ local function trajectory(obs, v0_sha)
     if not path or #p.names > #path.names then start, path = sha, p end
   end
   if not start then return nil end
-  local first = select(2, next(edges[start]))[1]
+  -- v0's facts for retrieval, from the first of its steps in sorted order (not next()'s, which varies by process).
+  local outs = {}
+  for to in pairs(edges[start]) do outs[#outs + 1] = to end
+  table.sort(outs)
+  local first = edges[start][outs[1]][1]
   local runs, seen = {}, {}
   for _, r in ipairs(path.runs) do if not seen[r] then seen[r] = true runs[#runs + 1] = r end end
   return { transforms = path.names, walk = table.concat(runs, "+"), facts = first.facts or {} }
