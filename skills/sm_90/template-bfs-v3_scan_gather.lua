@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -499,42 +499,7 @@ return {
   pattern = {
     source = "\n#define WARPS 8  // warps per block: one frontier vertex each\n/* ... */\n\n\nstatic_assert(WARPS * 32 == BLOCK, \"one warp per frontier vertex\");\n/* ... */\n\n/* ... */\n\n\nextern \"C\" __global__ void bfs(int V, int depth, int frontier, const int *graph,\n                               int *level, int *qa, int *qb, int *count, unsigned *bits) {\n  int warp = (blockIdx.x * BLOCK + threadIdx.x) / 32, lane = threadIdx.x % 32;\n  if (warp >= frontier) return;\n  const int *row = graph, *col = graph + V + 1;\n  int v = qa[warp];\n  int end = row[v + 1];\n  for (int e = row[v] + lane; e < end; e += 32) {\n    int u = col[e];\n    if (atomicCAS(&level[u], -1, depth + 1) == -1) qb[atomicAdd(&count[0], 1)] = u;\n  }\n}",
   },
-  preconditions = {
-    { "size.E", ">=", 69203968,
-      evidence = {
-        {
-          candidate = "0281e93278a48a2ea8859177b95e7bd12ce39f52351617c98cee0e8671f327a8",
-          key = "b7a8b0a7bf3f05b15270b5b702cf8febb2057a98b15aa2eb1bcb94346a939b93",
-          kind = "probe",
-          lineage = "bfs",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-bfs-cuda",
-          size = "bench 2 (E=4190208, V=1048576, kind=1)",
-          speedup = 0.30312091718772,
-          step = "v2_warp_gather.cu -> v3_scan_gather.cu (at bench 2 (E=4190208, V=1048576, kind=1))",
-          verdict = "ok",
-        },
-        {
-          candidate = "0281e93278a48a2ea8859177b95e7bd12ce39f52351617c98cee0e8671f327a8",
-          key = "01eb418dc76ca71e288df481765f9203b0e9d86608d4014836047fe2e28f6d5d",
-          kind = "walk_step",
-          lineage = "bfs",
-          measured = true,
-          outcome = "helped",
-          run = "walk-bfs-recorded-cuda",
-          speedup = 1.647388063029,
-          step = "v2_warp_gather.cu -> v3_scan_gather.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: E < 69203968",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

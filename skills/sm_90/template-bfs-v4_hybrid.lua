@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -491,42 +491,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n  int tid = threadIdx.x, i = blockIdx.x * BLOCK + tid;\n/* ... */\n\n/* ... */\n\n/* ... */\n",
   },
-  preconditions = {
-    { "size.E", ">=", 69203968,
-      evidence = {
-        {
-          candidate = "548564ed3fa142c88326bbf7941cfec812773464e2ffa282e3666bc42f8b054c",
-          key = "d7620fdf95664b44542cf396c69697dad0e1d25be14b3427063f6cf8c563edec",
-          kind = "probe",
-          lineage = "bfs",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-bfs-cuda",
-          size = "bench 2 (E=4190208, V=1048576, kind=1)",
-          speedup = 0.99416990731208,
-          step = "v3_scan_gather.cu -> v4_hybrid.cu (at bench 2 (E=4190208, V=1048576, kind=1))",
-          verdict = "ok",
-        },
-        {
-          candidate = "548564ed3fa142c88326bbf7941cfec812773464e2ffa282e3666bc42f8b054c",
-          key = "f3e6e45ff4f9b73ab4955fad2ee3d2ab2c5becff0cc3f3aee0371719e4316496",
-          kind = "walk_step",
-          lineage = "bfs",
-          measured = true,
-          outcome = "helped",
-          run = "walk-bfs-recorded-cuda",
-          speedup = 1.3148817801,
-          step = "v3_scan_gather.cu -> v4_hybrid.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: E < 69203968",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

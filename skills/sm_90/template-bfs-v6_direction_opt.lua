@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -482,42 +482,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n  int tid = threadIdx.x, lane = tid % 32, i = blockIdx.x * BLOCK + tid;\n  int beg = 0, deg = 0;\n  if (i < frontier) {\n    int v = qa[i];\n    beg = row[v];\n    deg = row[v + 1] - beg;\n  }\n  // Block tier: one vertex of degree >= BLOCK at a time, all threads on it.\n  while (__syncthreads_or(deg >= BLOCK)) {\n    if (deg >= BLOCK) owner = tid;  // any one of the contenders wins\n    __syncthreads();\n    if (owner == tid) {\n      owner_beg = beg;\n      owner_deg = deg;\n      deg = 0;\n    }\n    __syncthreads();\n    int b = owner_beg, end = owner_beg + owner_deg;\n    for (int e = b + tid; e < end; e += BLOCK) {\n      int u = col[e];\n      visit(u, depth, bits, level, qb, count);\n    }\n    __syncthreads();  // owner_* are rewritten by the next round\n  }\n  // Warp tier: one vertex of degree >= 32 at a time per warp.\n  unsigned want;\n  while ((want = __ballot_sync(FULL, deg >= 32)) != 0) {\n    int leader = __ffs(want) - 1;\n    int b = __shfl_sync(FULL, beg, leader), d = __shfl_sync(FULL, deg, leader);\n    if (lane == leader) deg = 0;\n    for (int e = b + lane; e < b + d; e += 32) {\n      int u = col[e];\n      visit(u, depth, bits, level, qb, count);\n    }\n  }\n  // Scan tier: the remaining short lists, laid end to end.\n  int total;\n  int incl = block_scan(deg, warp_sums, &total);\n  ends[tid] = incl;\n  shift[tid] = beg - (incl - deg);\n  __syncthreads();\n  for (int base = 0; base < total; base += BLOCK) {\n    int e = base + tid;\n    if (e < total) {\n      int lo = 0, hi = BLOCK - 1;\n      while (lo < hi) {\n        int mid = (lo + hi) / 2;\n        if (ends[mid] > e) hi = mid; else lo = mid + 1;\n      }\n      int u = col[shift[lo] + e];\n      visit(u, depth, bits, level, qb, count);\n    }\n  }",
   },
-  preconditions = {
-    { "size.E", ">=", 69203968,
-      evidence = {
-        {
-          candidate = "eee159061700088f2878015a80505f29631038ce9b98bf863f1c0c1835cc3b6c",
-          key = "77f0deb978dc30cf2b5ab59a0a19f3d0fd546310417baa3e06882b7af94c20a2",
-          kind = "probe",
-          lineage = "bfs",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-bfs-cuda",
-          size = "bench 2 (E=4190208, V=1048576, kind=1)",
-          speedup = 0.98968491047888,
-          step = "v5_bitmask.cu -> v6_direction_opt.cu (at bench 2 (E=4190208, V=1048576, kind=1))",
-          verdict = "ok",
-        },
-        {
-          candidate = "eee159061700088f2878015a80505f29631038ce9b98bf863f1c0c1835cc3b6c",
-          key = "364aff1958ac32496221b402523588d9412b6e19f9405ec37dd2a476d8f1268a",
-          kind = "walk_evidence",
-          lineage = "bfs",
-          measured = true,
-          outcome = "helped",
-          run = "walk-bfs-breadth-cuda",
-          speedup = 1.056730316696,
-          step = "v5_bitmask.cu -> v6_direction_opt.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: E < 69203968",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -483,42 +483,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  __shared__ float tile[TH + 2][TW + 2];\n/* ... */\n\n/* ... */\n\n  for (int c = 0; c < C; ++c) {\n    const float *xc = x + ((long)n * C + c) * H * W;\n    for (int e = tid; e < (TH + 2) * (TW + 2); e += TW * TH) {\n      int ih = oh0 - 1 + e / (TW + 2), iw = ow0 - 1 + e % (TW + 2);\n      tile[e / (TW + 2)][e % (TW + 2)] =\n          (ih >= 0 && ih < H && iw >= 0 && iw < W) ? xc[ih * W + iw] : 0.0f;\n    }\n    __syncthreads();\n    float v[9];\n#pragma unroll\n    for (int r = 0; r < 3; ++r)\n#pragma unroll\n      for (int s = 0; s < 3; ++s) v[r * 3 + s] = tile[ty + r][tx + s];\n    // Weights are the same for the whole block: broadcast loads through L1.\n#pragma unroll\n    for (int j = 0; j < KB; ++j) {\n      const float *wk = w + ((k0 + j) * C + c) * 9;\n#pragma unroll\n      for (int t = 0; t < 9; ++t) acc[j] += v[t] * wk[t];\n    }\n    __syncthreads();\n  }",
   },
-  preconditions = {
-    { "size.C", ">=", 65.5,
-      evidence = {
-        {
-          candidate = "7116b1addfcd970be44dd7fd076c90e3bf9720b85b6c78235fa8e4517871a006",
-          key = "f464e5b5edef765815988208f33a435ab10a0991c4d16490a19089efce333450",
-          kind = "probe",
-          lineage = "conv2d",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-conv2d-cuda",
-          size = "bench 2 (C=3)",
-          speedup = 0.78506969371383,
-          step = "v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3))",
-          verdict = "ok",
-        },
-        {
-          candidate = "7116b1addfcd970be44dd7fd076c90e3bf9720b85b6c78235fa8e4517871a006",
-          key = "f466a596a498243e52a61190370c4312695a20d9bd53baefb256467406463a97",
-          kind = "walk_step",
-          lineage = "conv2d",
-          measured = true,
-          outcome = "helped",
-          run = "walk-conv2d-recorded-cuda",
-          speedup = 1.9311804309826,
-          step = "v3_channel_block.cu -> v4_smem_weights.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: C < 65.5",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

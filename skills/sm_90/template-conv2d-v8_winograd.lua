@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -477,42 +477,7 @@ return {
   pattern = {
     source = "// v7: double buffering: two shared-memory stages; the next slice's weights and gathered inputs are loaded into registers before the current slice's FMAs and stored to the other stage after them, so global latency overlaps the math and one barrier per slice suffices.\n// y[n][k][oh][ow] = sum over c, r, s of x[n][c][oh+r-1][ow+s-1] * w[k][c][r][s]\n// (NCHW, KCRS, 3x3, stride 1, zero padding 1). GEMM view: M = K output\n// channels, N = N*H*W pixels, reduction over CRS = C*9.\n// @kl launch grid(cdiv(N * H * W, BN), cdiv(K, BM)) block(THREADS)\n#define BM 128  // output channels per block\n#define BN 128  // pixels per block\n#define BK 8    // reduction slice (of C*9) per stage\n/* ... */\n\n#define TX 16   // threads across pixels\n#define TY 16   // threads across channels\n#define A_LOADS (BM * BK / THREADS)  // weights per thread per stage\n#define B_LOADS (BK * BN / THREADS)  // gathered inputs per thread per stage\n/* ... */\n\n\nstatic_assert(TX * TY == THREADS && BM == TY * 8 && BN == TX * 8, \"8 x 8 outputs per thread\");\n/* ... */\n\nstatic_assert(A_LOADS == 4 && B_LOADS == 4 && THREADS == 2 * BN && THREADS == 2 * BM,\n              \"the load mappings below assume two threads per tile row\");\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n\n// Loads the reduction slice [kk0, kk0 + BK) into registers: this thread's\n// four weights (zero past K or CRS) and its four gathered inputs (zero in\n// the padding, past CRS or past the last pixel).\n__device__ __forceinline__ void load_slice(int kk0, float *a, float *b, const float *wk, bool kvalid,\n                                           int acol, const float *xn, bool pvalid, int goh, int gow,\n                                           int brow, int CRS, int H, int W, int HW\n/* ... */\n\n/* ... */\n\n  for (int l = 0; l < A_LOADS; ++l) {\n    int kk = kk0 + acol + l;\n    a[l] = (kvalid && kk < CRS) ? wk[kk] : 0.0f;\n  }\n/* ... */\n\n  for (int l = 0; l < B_LOADS; ++l) {\n    int kk = kk0 + brow + 2 * l;\n    int c = kk / 9, rs = kk - c * 9;\n    int r = rs / 3, s = rs - r * 3;\n    int ih = goh + r - 1, iw = gow + s - 1;\n    b[l] = (pvalid && kk < CRS && ih >= 0 && ih < H && iw >= 0 && iw < W)\n               ? xn[(long)c * HW + ih * W + iw] : 0.0f;\n  }\n/* ... */\n\n\n// Stores a slice from registers into one shared-memory stage.\n__device__ __forceinline__ void store_slice(float (*As)[BM], float (*Bs)[BN], const float *a,\n                                            const float *b, int acol, int arow, int brow, int bcol) {\n#pragma unroll\n  for (int l = 0; l < A_LOADS; ++l) As[acol + l][arow] = a[l];\n#pragma unroll\n  for (int l = 0; l < B_LOADS; ++l) Bs[brow + 2 * l][bcol] = b[l];\n}\n/* ... */\n\n/* ... */\n\n  __shared__ __align__(16) float As[2][BK][BM];  // weights, transposed: As[stage][kk][k]\n  __shared__ __align__(16) float Bs[2][BK][BN];\n/* ... */\n\n  int HW = H * W, P = N * HW, CRS = C * 9;\n  int p0 = blockIdx.x * BN, k0 = blockIdx.y * BM;\n\n  // Gather role: one pixel column of the B tile, rows tid / BN + 2 * l.\n  int bcol = tid % BN, brow = tid / BN;\n  int gp = p0 + bcol;\n  bool pvalid = gp < P;\n  int gn = pvalid ? gp / HW : 0, ghw = pvalid ? gp % HW : 0;\n  int goh = ghw / W, gow = ghw % W;\n  const float *xn = x + (long)gn * C * HW;\n  // Weight role: four consecutive reduction indices of one output channel.\n  int arow = tid / 2, acol = (tid % 2) * 4;\n  bool kvalid = k0 + arow < K;\n  const float *wk = w + (long)(k0 + arow) * CRS;\n\n  // Compute role: channels ty*4 + {0..3} and 64 + ty*4 + {0..3}, pixels\n  // tx*4 + {0..3} and 64 + tx*4 + {0..3}: float4 fragment reads.\n  int tx = tid % TX, ty = tid / TX;\n/* ... */\n\n\n  float a_next[A_LOADS], b_next[B_LOADS];  // the slice in flight\n  load_slice(0, a_next, b_next, wk, kvalid, acol, xn, pvalid, goh, gow, brow, CRS, H, W, HW);\n  store_slice(As[0], Bs[0], a_next, b_next, acol, arow, brow, bcol);\n  __syncthreads();\n  int stage = 0;\n  for (int kk0 = 0; kk0 < CRS; kk0 += BK) {\n    bool more = kk0 + BK < CRS;\n    if (more) load_slice(kk0 + BK, a_next, b_next, wk, kvalid, acol, xn, pvalid, goh, gow, brow, CRS, H, W, HW);\n#pragma unroll\n    for (int kk = 0; kk < BK; ++kk) {\n      float a[8], b[8];\n      *reinterpret_cast<float4 *>(&a[0]) = *reinterpret_cast<const float4 *>(&As[stage][kk][ty * 4]);\n      *reinterpret_cast<float4 *>(&a[4]) = *reinterpret_cast<const float4 *>(&As[stage][kk][64 + ty * 4]);\n      *reinterpret_cast<float4 *>(&b[0]) = *reinterpret_cast<const float4 *>(&Bs[stage][kk][tx * 4]);\n      *reinterpret_cast<float4 *>(&b[4]) = *reinterpret_cast<const float4 *>(&Bs[stage][kk][64 + tx * 4]);\n#pragma unroll\n      for (int i = 0; i < 8; ++i)\n#pragma unroll\n        for (int j = 0; j < 8; ++j) acc[i][j] += a[i] * b[j];\n    }\n    if (more) {\n      // The other stage was last read before the previous barrier: it is free.\n      store_slice(As[stage ^ 1], Bs[stage ^ 1], a_next, b_next, acol, arow, brow, bcol);\n      __syncthreads();\n      stage ^= 1;\n    }\n  }\n\n  // Each output pixel's offset in y without its channel term.\n  long ybase[8];\n  bool pok[8];\n/* ... */\n\n  for (int j = 0; j < 8; ++j) {\n    int p = p0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);\n    pok[j] = p < P;\n    int n = pok[j] ? p / HW : 0, hw = pok[j] ? p % HW : 0;\n    ybase[j] = (long)n * K * HW + hw;\n  }\n/* ... */\n\n  for (int i = 0; i < 8; ++i) {\n    int k = k0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);\n    if (k < K) {\n#pragma unroll\n      for (int j = 0; j < 8; ++j)\n        if (pok[j]) y[ybase[j] + (long)k * HW] = acc[i][j];\n    }\n  }",
   },
-  preconditions = {
-    { "size.C", ">=", 65.5,
-      evidence = {
-        {
-          candidate = "866573bcc1e41ab33398cbd19708e66655a2f25ab7b7531d6b2ce28f863f702c",
-          key = "8538c8b4f5e3ad4f21c4a6025147e505baa610f930012f680f45e7fca2186e99",
-          kind = "probe",
-          lineage = "conv2d",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-conv2d-cuda",
-          size = "bench 2 (C=3)",
-          speedup = 0.6516689236447,
-          step = "v7_double_buffer.cu -> v8_winograd.cu (at bench 2 (C=3))",
-          verdict = "ok",
-        },
-        {
-          candidate = "866573bcc1e41ab33398cbd19708e66655a2f25ab7b7531d6b2ce28f863f702c",
-          key = "5e7e83c6898b30152a97437d585036276e0431c7562f9b55affbb322704f0953",
-          kind = "walk_step",
-          lineage = "conv2d",
-          measured = true,
-          outcome = "helped",
-          run = "walk-conv2d-recorded-cuda",
-          speedup = 1.7178587048543,
-          step = "v7_double_buffer.cu -> v8_winograd.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: C < 65.5",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -279,42 +279,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  // A fixed grid walks the whole array: each thread adds many elements.\n  unsigned stride = 2 * BLOCK * gridDim.x;\n/* ... */\n\n  for (unsigned i = blockIdx.x * (2 * BLOCK) + tid; i < (unsigned)n; i += stride) {\n    v += x[i];\n    if (i + BLOCK < (unsigned)n) v += x[i + BLOCK];\n  }",
   },
-  preconditions = {
-    { "size.n", ">=", 134348800,
-      evidence = {
-        {
-          candidate = "1e6c5c174844175eba1b0829b6c9c2be5a8da7b8a230f626de44268dbf1183a4",
-          key = "0768bad6fd74f73e93089109e21f82cc296fde57a1e317862f4d8d5ee19a5baa",
-          kind = "probe",
-          lineage = "reduction",
-          measured = true,
-          outcome = "no_difference",
-          run = "probe-reduction-cuda",
-          size = "bench 2 (n=262144)",
-          speedup = 0.99166666666667,
-          step = "v6_grid_stride.cu -> v7_float4.cu (at bench 2 (n=262144))",
-          verdict = "ok",
-        },
-        {
-          candidate = "1e6c5c174844175eba1b0829b6c9c2be5a8da7b8a230f626de44268dbf1183a4",
-          key = "32770309acd6a045b87dbcdc0952f9824784ee1b5ad7062c5f25b643aa7db170",
-          kind = "walk_step",
-          lineage = "reduction",
-          measured = true,
-          outcome = "helped",
-          run = "walk-reduction-recorded-cuda",
-          speedup = 1.1660786218031,
-          step = "v6_grid_stride.cu -> v7_float4.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: n < 134348800",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -282,42 +282,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n  for (unsigned i = blockIdx.x * BLOCK + tid; i < n4; i += stride) {\n    float4 q = x4[i];\n    v += (q.x + q.y) + (q.z + q.w);\n  }",
   },
-  preconditions = {
-    { "size.n", ">=", 134348800,
-      evidence = {
-        {
-          candidate = "9b4ef23ad01efe8a76089fcdff4b2883e9d1486e328ff75093647ede1c6629ee",
-          key = "5a5026512b593f309bc19e0f69511b643452681ab77227227b023456d5e796c0",
-          kind = "probe",
-          lineage = "reduction",
-          measured = true,
-          outcome = "no_difference",
-          run = "probe-reduction-cuda",
-          size = "bench 2 (n=262144)",
-          speedup = 0.99166666666667,
-          step = "v8_warp_shuffle.cu -> v9_unrolled_loads.cu (at bench 2 (n=262144))",
-          verdict = "ok",
-        },
-        {
-          candidate = "9b4ef23ad01efe8a76089fcdff4b2883e9d1486e328ff75093647ede1c6629ee",
-          key = "1c66368ff1be295edbc644e0bd2fe319c2c1e243b0dcfe91fd430cc39087fc2a",
-          kind = "walk_step",
-          lineage = "reduction",
-          measured = true,
-          outcome = "helped",
-          run = "walk-reduction-breadth-cuda",
-          speedup = 1.0211179942605,
-          step = "v8_warp_shuffle.cu -> v9_unrolled_loads.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: n < 134348800",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 2,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 3 labelled observations",
+    why = "helped 1 of 3 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -492,42 +492,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n#define NEG_BIG (-3.402823466e38f)  // -FLT_MAX: the identity of max for finite inputs\n/* ... */\n\n/* ... */\n BLOCK / 32\n/* ... */\n BLOCK / 32\n/* ... */\n\n/* ... */\n\n/* ... */\n\n\nextern \"C\" __global__ void softmax(int rows, int cols, const float *x,\n                                   float *y) {\n  __shared__ float buf[BLOCK / 32];\n  const float *xr = x + (long)blockIdx.x * cols;\n  float *yr = y + (long)blockIdx.x * cols;\n  // cols % 4 == 0 keeps every row start 16-byte aligned.\n  const float4 *xr4 = reinterpret_cast<const float4 *>(xr);\n  float4 *yr4 = reinterpret_cast<float4 *>(yr);\n  int cols4 = cols >> 2;\n  float m = NEG_BIG, d = 0.0f;\n  for (int c = threadIdx.x; c < cols4; c += BLOCK) {\n    float4 q = xr4[c];\n    online_add(m, d, q.x);\n    online_add(m, d, q.y);\n    online_add(m, d, q.z);\n    online_add(m, d, q.w);\n  }\n  float row_max = block_max(m, buf);\n  float s = block_sum(d * expf(m - row_max), buf);\n  for (int c = threadIdx.x; c < cols4; c += BLOCK) {\n    float4 q = xr4[c];\n    yr4[c] = make_float4(expf(q.x - row_max) / s, expf(q.y - row_max) / s,\n                         expf(q.z - row_max) / s, expf(q.w - row_max) / s);\n  }\n  (void)rows;\n}",
   },
-  preconditions = {
-    { "size.cols", "<", 20480,
-      evidence = {
-        {
-          candidate = "2c6516224658d9058607c0fe5e143f5fba19911c5eaaf9c19b79b410c2dbc110",
-          key = "31b449725714859ada1fbb9b16594064ea0a419725075e9990de580ca9475b63",
-          kind = "probe",
-          lineage = "softmax",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-softmax-cuda",
-          size = "bench 3 (cols=32768)",
-          speedup = 0.79689171390709,
-          step = "v4_float4.cu -> v5_register_cache.cu (at bench 3 (cols=32768))",
-          verdict = "ok",
-        },
-        {
-          candidate = "2c6516224658d9058607c0fe5e143f5fba19911c5eaaf9c19b79b410c2dbc110",
-          key = "57dfef9ad242ff067ca693314bb85e5f9fd7f6a2a7d6a17c732b866d9c76b935",
-          kind = "walk_step",
-          lineage = "softmax",
-          measured = true,
-          outcome = "helped",
-          run = "walk-softmax-recorded-cuda",
-          speedup = 1.4470862415989,
-          step = "v4_float4.cu -> v5_register_cache.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: cols ≥ 20480",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -297,42 +297,7 @@ return {
   pattern = {
     source = "\n#define BLOCK_ROWS 8\n/* ... */\n\n\nstatic_assert(TILE % BLOCK_ROWS == 0, \"the block must step through the tile evenly\");\n/* ... */\n\n  int c = blockIdx.x * TILE + tx;\n/* ... */\n\n#pragma unroll\n  for (int k = 0; k < TILE; k += BLOCK_ROWS)\n    if (r + k < rows && c < cols) tile[ty + k][tx] = in[(r + k) * cols + c];\n/* ... */\n\n  int out_c = blockIdx.y * TILE + tx;\n/* ... */\n\n#pragma unroll\n  for (int k = 0; k < TILE; k += BLOCK_ROWS)\n    if (out_r + k < cols && out_c < rows)\n      out[(out_r + k) * rows + out_c] = tile[tx][ty + k];",
   },
-  preconditions = {
-    { "size.cols", ">=", 5120,
-      evidence = {
-        {
-          candidate = "fb183df50bcfccb11a517fb44da21823a3febf82852b6ca4af4354896bb46c5e",
-          key = "b99d81b71de3a032e43d65a8f28449abeca74bbf18bdef753dbc8d8d816f46b4",
-          kind = "probe",
-          lineage = "transpose",
-          measured = true,
-          outcome = "no_difference",
-          run = "probe-transpose-cuda",
-          size = "bench 2 (cols=2048, rows=2048)",
-          speedup = 1.0000596409614,
-          step = "v3_multi_row.cu -> v4_float4.cu (at bench 2 (cols=2048, rows=2048))",
-          verdict = "ok",
-        },
-        {
-          candidate = "fb183df50bcfccb11a517fb44da21823a3febf82852b6ca4af4354896bb46c5e",
-          key = "bfe1e09df634ab18fa012ef67657b0be67304b9959bc6c1bc2327c944ef426a8",
-          kind = "walk_step",
-          lineage = "transpose",
-          measured = true,
-          outcome = "helped",
-          run = "walk-transpose-recorded-cuda",
-          speedup = 1.0063873373838,
-          step = "v3_multi_row.cu -> v4_float4.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: cols < 5120",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 1,
     level = "low",
     supporting = 1,
-    why = "helped 1 of 2 labelled observations",
+    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -333,42 +333,7 @@ return {
   pattern = {
     source = "\n/* ... */\n\n\nstatic_assert(TILE % 4 == 0, \"a tile row must hold whole float4\");\n/* ... */\n\n  // cols % 4 == 0, so c < cols means all four columns are inside.\n  if (r < rows && c < cols) {\n    float4 v = *reinterpret_cast<const float4 *>(&in[r * cols + c]);\n    tile[ty][tx * 4 + 0] = v.x;\n    tile[ty][tx * 4 + 1] = v.y;\n    tile[ty][tx * 4 + 2] = v.z;\n    tile[ty][tx * 4 + 3] = v.w;\n  }\n/* ... */\n  // first of 4 input rows\n  if (out_r < cols && out_c < rows) {\n    float4 v = make_float4(tile[tx * 4 + 0][ty], tile[tx * 4 + 1][ty],\n                           tile[tx * 4 + 2][ty], tile[tx * 4 + 3][ty]);\n    *reinterpret_cast<float4 *>(&out[out_r * rows + out_c]) = v;\n  }",
   },
-  preconditions = {
-    { "size.cols", ">=", 5120,
-      evidence = {
-        {
-          candidate = "35562f6f672b579b8a0e9c77891c3eb649443f2b27284c3924f599b3024c6555",
-          key = "c815aaaa5bb1a39bc57c6acb950b6e04ab4688cf2f11d152c56149f41c7b1fff",
-          kind = "probe",
-          lineage = "transpose",
-          measured = true,
-          outcome = "hurt",
-          run = "probe-transpose-cuda",
-          size = "bench 2 (cols=2048, rows=2048)",
-          speedup = 0.98857785405693,
-          step = "v4_float4.cu -> v5_multi_float4.cu (at bench 2 (cols=2048, rows=2048))",
-          verdict = "ok",
-        },
-        {
-          candidate = "35562f6f672b579b8a0e9c77891c3eb649443f2b27284c3924f599b3024c6555",
-          key = "2bc5eee381c27277c96854a368a6d984ae845b8da8f05953ffa8ff277e35e763",
-          kind = "walk_step",
-          lineage = "transpose",
-          measured = true,
-          outcome = "helped",
-          run = "walk-transpose-recorded-cuda",
-          speedup = 1.0219973429874,
-          step = "v4_float4.cu -> v5_multi_float4.cu",
-          verdict = "ok",
-        },
-      },
-      support = {
-        helped = 1,
-        not_helped = 1,
-      },
-      why = "held wherever it helped (1 of 1), and fails where it did not: cols < 5120",
-    },
-  },
+  preconditions = {},
   schema = 1,
   status = "learned",
 }

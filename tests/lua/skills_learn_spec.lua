@@ -137,10 +137,29 @@ describe("skills.learn: guards found on their own", function()
     expect(r.guards[1].why):contains("while it paid where cols ≥ 32768 (1.21x)")
     expect(r.materialize):equals({ template = { before = "float m = max(x)", after = "online max and sum" } })
     expect(r.pattern):equals({ source = "float m = max(x)" })
-    -- both not-helped contexts are excluded by one precondition
+    -- one success cannot say which of its facts made it pay: the guard
+    -- blocks where it lost, and no precondition shuts out the rest
+    expect(#r.preconditions):equals(0)
+    expect(r.confidence.why):contains("one success cannot say what made it pay")
+  end)
+
+  it("a precondition holds, known, in every context where the skill paid", function()
+    -- two successes, one in a kernel that has no buffer A: access.A.* cannot
+    -- be what made it pay, though it splits the rest; the launch shape does
+    local function f(blocks, extra) return merged({ ["launch.blocks"] = blocks, registers = 32 }, extra or {}) end
+    local step = { skill = "ldg", lineage = "sgemm" }
+    local list = {
+      obs(merged(step, { outcome = "helped", speedup = 1.2, facts = f(4096, { ["access.A.coalesced"] = false }) })),
+      obs(merged(step, { outcome = "helped", speedup = 1.1, lineage = "conv2d", facts = f(8192) })),
+      obs(merged(step, { outcome = "no_difference", speedup = 1.0, facts = f(64, { ["access.A.coalesced"] = true }) })),
+      obs(merged(step, { outcome = "no_difference", speedup = 1.0, facts = f(8192, { ["access.A.coalesced"] = true }) })),
+    }
+    local r = learn.skill("ldg", list)
     expect(#r.preconditions):equals(1)
-    expect(r.preconditions[1][1]):equals("size.cols")
-    expect(r.preconditions[1].support):equals({ helped = 1, not_helped = 2 })
+    expect(r.preconditions[1][1]):equals("launch.blocks")
+    expect(r.preconditions[1][2]):equals(">=")
+    expect(r.preconditions[1].support):equals({ helped = 2, not_helped = 1 })
+    expect(find(r.preconditions, "access.A.coalesced")):equals(nil)
   end)
 
   it("Winograd lost at C = 3 (0.65x) and paid at C = 128", function()

@@ -67,10 +67,11 @@
 -- Preconditions: decision stumps. Candidates are, per fact, "fact >= t"
 -- and "fact < t" at the midpoints t between its sorted distinct values,
 -- and "fact == v" (booleans, words) and "fact ~= v" (words). A candidate
--- is valid when it holds for every helped observation where the fact is
--- known (and at least one knows it); it is scored by the not-helped
--- observations it excludes (the fact known there and the condition
--- false). At most MAX_PRECONDITIONS are kept, greedily: each must exclude
+-- is valid when it is known and holds in every helped observation (a fact
+-- one of them lacks, such as another kernel's access.A.*, cannot be what
+-- made that one pay), and there are at least MIN_HELPED of them; it is
+-- scored by the not-helped observations it excludes (the fact known there
+-- and the condition false). At most MAX_PRECONDITIONS are kept, greedily: each must exclude
 -- a not-helped observation that the ones before it did not, and be on a
 -- fact not yet used. Ties: family priority (size divisibility, sizes,
 -- resources after the change, occupancy, the rest), then the name in
@@ -110,6 +111,11 @@ local facts = require "klineage.facts"
 local M = {}
 
 M.MAX_PRECONDITIONS = 3
+-- A precondition says what held every time the skill paid: one success
+-- cannot tell which of its fifty facts mattered (on the H200 journals each
+-- such stump, launch.blocks < 16.5 from one bfs step, blocked the skill
+-- on every held-out kernel where the gate later saw it pay).
+M.MIN_HELPED = 2
 M.HIGH = { n = 5, share = 0.8 }
 M.MEDIUM = { n = 3, share = 0.6 }
 
@@ -433,11 +439,11 @@ end
 -- ---- preconditions ----------------------------------------------------------------------
 
 local function learn_preconditions(helped, not_helped, all)
-  if #helped == 0 or #not_helped == 0 then return {} end
+  if #helped < M.MIN_HELPED or #not_helped == 0 then return {} end
   local valid = {}
   for _, c in ipairs(candidates(all)) do
-    local hy, hn = split(c, helped)
-    if #hy > 0 and #hn == 0 then
+    local hy = split(c, helped)
+    if #hy == #helped then
       local _, excluded = split(c, not_helped)
       if #excluded > 0 and (not is_workload(c[1]) or same_lineage(hy, excluded)) then
         local correctness = true
@@ -687,7 +693,8 @@ local function learn_confidence(n_obs, helped, not_helped)
     why = string.format("helped %d of %d labelled observations", s, s + c)
   end
   if c == 0 then why = why .. "; it never failed to help, so no precondition could be learned"
-  elseif s == 0 then why = why .. "; it never helped, so no precondition could be learned" end
+  elseif s == 0 then why = why .. "; it never helped, so no precondition could be learned"
+  elseif s < M.MIN_HELPED then why = why .. "; one success cannot say what made it pay, so no precondition was learned" end
   return { supporting = s, contradicting = c, level = level, why = why }
 end
 
