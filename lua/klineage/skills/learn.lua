@@ -71,9 +71,9 @@
 -- one of them lacks, such as another kernel's access.A.*, cannot be what
 -- made that one pay), and there are at least MIN_HELPED of them; it is
 -- scored by the not-helped observations it excludes (the fact known there
--- and the condition false). At most MAX_PRECONDITIONS are kept, greedily: each must exclude
--- a not-helped observation that the ones before it did not, and be on a
--- fact not yet used. Ties: family priority (size divisibility, sizes,
+-- and the condition false). At most MAX_PRECONDITIONS are kept, greedily:
+-- each must exclude a not-helped observation that the ones before it did
+-- not, and be on a fact not yet used. Ties: family priority (size divisibility, sizes,
 -- resources after the change, occupancy, the rest), then the name in
 -- natural order (div4 before div16), then op and value.
 --   support = { helped = helped observations it admits,
