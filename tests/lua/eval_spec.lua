@@ -28,6 +28,30 @@ describe("eval.suite", function()
       expect(t.kernel.label):matches("^v0")
     end
   end)
+  it("times raytrace on its small bench scene, under a hash of its own, and leaves every other lineage as it is", function()
+    local workload = require "klineage.workload"
+    for _, t in ipairs(assert(eval.suite("lineages")).tasks) do
+      local w = assert(workload.load(t.name))
+      if t.name ~= "raytrace" then
+        expect(t.timed_at):is_nil()
+        expect(t.workload.sha256):equals(w.sha256)
+      else
+        expect(t.timed_at.why):contains("41.7 ms")
+        expect(t.timed_at.params.G):equals(64)
+        expect(t.workload.sha256 ~= w.sha256):is_true()
+        local bench, tests = {}, {}
+        for _, s in ipairs(workload.sizes(t.workload)) do
+          if s.bench then bench[#bench + 1] = s else tests[#tests + 1] = s end
+        end
+        -- one bench size, the small scene at the full image; the test sizes as the spec gives them
+        expect(#bench):equals(1)
+        expect(require("klineage.eval.table").params_text(bench[1].params)):equals("B = 4096, G = 64, H = 1080, W = 1920")
+        local want = {}
+        for _, s in ipairs(workload.sizes(w)) do if not s.bench then want[#want + 1] = s end end
+        expect(require("klineage.skills.learn").canonical(tests)):equals(require("klineage.skills.learn").canonical(want))
+      end
+    end
+  end)
   it("refuses a folder that is no suite", function()
     local s, f = eval.suite(scratch_dir())
     expect(s):is_nil()
@@ -125,6 +149,18 @@ describe("klineage eval on emu", function()
     expect(table_out):matches("\njacobi2d%s+forward")
     expect(table_out):contains("(3 of 4 units are finished")
     expect(files.read_text(first)):exists()
+  end)
+  it("refuses to reuse a finished unit that ran on another version of its workload", function()
+    local path = dir .. "/gemv-forward-emu/result.json"
+    local kept = assert(files.read_text(path))
+    local r = require("cjson").decode(kept)
+    expect(r.spec):matches("^%x+$")
+    r.spec = string.rep("0", 64)
+    assert(files.write_atomic(path, require("cjson").encode(r)))
+    local msg, c = klineage(table.unpack(argv))
+    assert(files.write_atomic(path, kept))
+    expect(c ~= 0):is_true()
+    expect(msg):contains("gemv-forward-emu finished with another version of gemv's workload")
   end)
   it("refuses an unknown task or policy, and lineages without journals to learn from", function()
     local _, c1 = klineage("eval", held_out, "--tasks", "nope", "--backend", "emu", "--journal", root)

@@ -10,10 +10,14 @@
 --   eval.suite(ref) -> { name, tasks = { task... } } | nil, failure
 --     ref = "lineages" (the seven lineages' v0; each task's lineage is the
 --     one left out of its skills) or a suite folder (examples/suites/README.md)
---     task = { name, workload, kernel = { source, label, file }, lineage }
+--     task = { name, workload, kernel = { source, label, file }, lineage,
+--              timed_at = { params, why } when M.TIMED_AT times it at a
+--              bench size other than params (the workload is then that size's) }
 --   eval.unit(opts, task, policy, seed) -> result (see below)
 --   eval.unit_name(opts, task, policy, seed) -> the unit's folder name
 --   eval.read_result(runs_dir, name) -> a finished unit's result | nil
+--   eval.finished(opts, task, policy, seed) -> the unit's result | nil;
+--     raises bad_input when it finished on another version of the workload
 --   (eval/plan.lua: the units a command line gives; eval/table.lua: the
 --   table as text; klineage.slurm.eval_units runs them on Slurm)
 --   eval.aggregate(results) -> rows per policy, and fills each result's
@@ -24,8 +28,9 @@
 --          of the task's own lineage are left out), leave_one_out, llm }
 -- result = { task, policy, seed, stopped, steps, cycles, speedup, ci,
 --            measured, recheck (the fresh-seed verdict), curve = { {cycle,
---            speedup}... }, to90, seconds, not_run (why, when the policy
---            could not run: e.g. no LLM provider) }
+--            speedup}... }, to90, seconds, timed_at (the task's), spec (the
+--            workload's sha256: a finished unit is reused only for it), not_run
+--            (why, when the policy could not run: e.g. no LLM provider) }
 local agent = require "klineage.agent"
 local context = require "klineage.context"
 local files = require "klineage.files"
@@ -44,14 +49,48 @@ M.LINEAGES = { "bfs", "conv2d", "raytrace", "reduction", "sgemm", "softmax", "tr
 M.RANDOMIZED = { random = true } -- the policies whose choices depend on the seed
 M.RECHECK_SEEDS = { 101, 102, 103 }
 
+-- Lineages the eval times at one of their bench_params entries instead of
+-- params, and why: a unit is 30 cycles, each with a compare of 80 samples.
+M.TIMED_AT = {
+  raytrace = { bench = 1, why = "v0 tests every ray against every triangle: 3.79 s a launch on the 1,081,344-triangle "
+    .. "bench scene (README), so one compare against it takes minutes; on the second bench scene (12,288 triangles) it "
+    .. "takes 41.7 ms" },
+}
+
+-- w timed at its bench_params[i]: that size becomes params, the test sizes
+-- stay what they were, and the spec's hash names the size too, so that no
+-- journal or worker cache takes one size's results for the other's.
+local function timed_at(w, i)
+  local over = assert(w.bench_params and w.bench_params[i], "no such bench size")
+  local function merged(base, extra)
+    local p = {}
+    for k, v in pairs(base) do p[k] = v end
+    for k, v in pairs(extra) do p[k] = v end
+    return p
+  end
+  local v = {}
+  for k, x in pairs(w) do v[k] = x end
+  v.params, v.bench_params, v.test_params = merged(w.params, over), nil, {}
+  for j, t in ipairs(w.test_params or {}) do v.test_params[j] = merged(w.params, t) end
+  v.sha256 = hash.sha256(w.sha256 .. "\0timed at " .. runs.key(v.params))
+  return v, over
+end
+
 local function lineages_suite()
   local tasks = {}
   for _, name in ipairs(M.LINEAGES) do
     local w, f = workload.load(name)
     if not w then return nil, f end
     local file = w.dir .. "/" .. w.lineage[1]
-    tasks[#tasks + 1] = { name = name, workload = w, lineage = name,
-                          kernel = { source = assert(files.read_text(file)), label = w.lineage[1], file = file } }
+    local task = { name = name, workload = w, lineage = name,
+                   kernel = { source = assert(files.read_text(file)), label = w.lineage[1], file = file } }
+    local at = M.TIMED_AT[name]
+    if at then
+      local over
+      task.workload, over = timed_at(w, at.bench)
+      task.timed_at = { params = over, why = at.why }
+    end
+    tasks[#tasks + 1] = task
   end
   return { name = "lineages", tasks = tasks }
 end
@@ -168,9 +207,17 @@ function M.read_result(runs_dir, id)
   return r
 end
 
--- The result of a finished unit, or nil.
+-- The result of a finished unit, or nil. A unit that finished on another
+-- version of the task's workload (or at another size) is refused, not
+-- reused: its figures would stand for a task it did not run.
 function M.finished(opts, task, policy, seed)
-  return M.read_result(opts.runs, M.unit_name(opts, task, policy, seed))
+  local id = M.unit_name(opts, task, policy, seed)
+  local done = M.read_result(opts.runs, id)
+  if done and done.spec and done.spec ~= task.workload.sha256 then
+    verdicts.raise("bad_input", string.format("%s finished with another version of %s's workload (or at another size): "
+      .. "remove %s/%s and %s/measure-%s, or give another --run", id, task.name, opts.runs, id, opts.runs, id))
+  end
+  return done
 end
 
 function M.unit(opts, task, policy, seed)
@@ -189,7 +236,8 @@ function M.unit(opts, task, policy, seed)
   -- counts this session's alone).
   local used = ctx.budget.used
   ctx:close()
-  local result = { task = task.name, policy = policy, seed = seed, unit = id }
+  local result = { task = task.name, policy = policy, seed = seed, unit = id, timed_at = task.timed_at,
+                   spec = task.workload.sha256 }
   if not summary then
     result.not_run = tostring(f and f.message or f)
     result.verdict = f and f.verdict

@@ -4,6 +4,7 @@
 -- cluster's eval reads as the local one does.
 --
 --   eval_table.text(results, rows [, unfinished]) -> text (ends in a newline)
+--   eval_table.params_text(p) -> "B = 4096, G = 64" (the names sorted)
 --     results: eval.unit's results in the eval's order; rows:
 --     eval.aggregate(results); unfinished = { finished = n, of = m [, hint] }
 --     adds the line that says the eval stopped before its end (hint: how
@@ -13,6 +14,15 @@ local M = {}
 local function x(v) return v and string.format("%.2fx", v) or "-" end
 local function pct(v) return v and string.format("%.0f%%", 100 * v) or "-" end
 local function num(v) return v and string.format("%.1f", v) or "-" end
+
+-- "B = 4096, G = 64": a size, its names sorted.
+function M.params_text(p)
+  local names, parts = {}, {}
+  for k in pairs(p) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do parts[#parts + 1] = string.format("%s = %s", k, tostring(math.tointeger(p[k]) or p[k])) end
+  return table.concat(parts, ", ")
+end
 
 local function seed_of(r) return r.seed and tostring(math.tointeger(r.seed) or r.seed) or "" end
 
@@ -33,7 +43,14 @@ M.HEADER = string.format("%-18s %-10s %4s %5s %6s %8s %-14s %5s %6s %9s  %s", "t
 function M.text(results, rows, unfinished)
   local out = { M.HEADER }
   local function add(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
+  local said = {}
   for _, r in ipairs(results) do out[#out + 1] = unit_line(r) end
+  for _, r in ipairs(results) do
+    if r.timed_at and not said[r.task] then
+      said[r.task] = true
+      add("(%s is timed at %s, not at its params: %s)", r.task, M.params_text(r.timed_at.params), r.timed_at.why)
+    end
+  end
   out[#out + 1] = ""
   add("%-12s %5s %8s %7s %7s %6s %8s %6s %8s", "policy", "units", "geomean", "fast_1", "fast_2", "to90", "to90best", "wrong", "seconds")
   for _, r in ipairs(rows) do

@@ -11,6 +11,7 @@
 local common = require "klineage.report.common"
 local escape = require "klineage.report.escape"
 local evaluation = require "klineage.eval"
+local eval_table = require "klineage.eval.table"
 local svg = require "klineage.report.svg"
 
 local M = {}
@@ -103,6 +104,8 @@ local function task_section(d, name, units)
   end
   d:raw(string.format('<section class="task" id="task-%s">', escape.html(name)))
   d:md("## " .. md(name))
+  local at = units[1].timed_at
+  if at then d:md(string.format("Timed at %s, not at the workload's params: %s.", md(eval_table.params_text(at.params)), md(at.why))) end
   d:md(table.concat(rows, "\n"))
   d:raw("</section>")
 end
