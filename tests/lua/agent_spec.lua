@@ -148,6 +148,70 @@ describe("agent.optimize against hostile candidates", function()
   end)
 end)
 
+describe("skills held back by conditions learned from slowdowns", function()
+  local steps = require "klineage.agent.steps"
+  local learn = require "klineage.skills.learn"
+  local coalesce
+  for _, r in ipairs(skills) do if r.id == "coalesce" then coalesce = r end end
+  -- coalesce twice more, each blocked on matmul (1024 threads a block) by a
+  -- guard: one learned from a slowdown, one from a wrong result.
+  local function guarded(id, outcome)
+    local r = learn.copy(coalesce)
+    r.id, r.preconditions = id, {}
+    r.guards = { { "launch.threads", ">=", 512, why = "a test guard", support = { helped = 1, not_helped = 1 },
+                   evidence = { { run = "r", key = "k", outcome = outcome }, { run = "r", key = "h", outcome = "helped" } } } }
+    r.effect = { speedup = { median = 1000, min = 1000, max = 1000, n = 1 } } -- would rank first if admitted
+    return r
+  end
+  local repo = { coalesce, guarded("slow-guarded", "hurt"), guarded("wrong-guarded", "wrong") }
+  local function first_rows(policy_candidates, backend)
+    local rows
+    local root = scratch_dir()
+    local ctx = assert(context.new { backend = backend or "emu", journal = root, run_id = "c", budget = 4, workloads = { w } })
+    assert(agent.optimize(ctx, w, input, { skills = repo, policy = { name = "capture", candidates = function(a)
+      rows = steps.rank(a, policy_candidates(a))
+      return {}
+    end } }))
+    ctx:close()
+    return rows, root .. "/c"
+  end
+
+  it("come after every admitted row, whatever their expected gain, and say what held them back", function()
+    local rows, dir = first_rows(function(a) return steps.candidates(a, { held_back = true }) end)
+    local order = {}
+    for i, r in ipairs(rows) do order[i] = r.skill end
+    expect(table.concat(order, ",")):matches("^coalesce,[coalesce,]*slow%-guarded")
+    for _, r in ipairs(rows) do
+      if r.skill == "slow-guarded" then
+        expect(r.held_back):contains("guard: launch.threads")
+        expect(r.because[1]):contains("tried after every admitted skill")
+      else
+        expect(r.held_back):is_nil()
+      end
+    end
+    -- still journaled as skipped by the guard, as for the klineage policy
+    local skipped = {}
+    for _, r in ipairs(records_of(dir, "decision")) do if r.status == "skipped" then skipped[r.skill] = true end end
+    expect(skipped["slow-guarded"]):equals(true)
+    expect(skipped["wrong-guarded"]):equals(true)
+  end)
+  it("never include a row that a condition from a wrong or rejected result blocks", function()
+    local rows = first_rows(function(a) return steps.candidates(a, { held_back = true }) end)
+    for _, r in ipairs(rows) do
+      if r.skill == "wrong-guarded" then fail("a skill guarded for correctness was offered") end
+    end
+    expect(steps.held_back_for_speed({ blockers = {} })):equals(false)
+    expect(steps.held_back_for_speed({ blockers = { { kind = "evidence" } } })):equals(false)
+  end)
+  it("are not offered without the option, nor by klineage_explore on a backend that times nothing", function()
+    local rows = first_rows(steps.candidates)
+    for _, r in ipairs(rows) do expect(r.skill):equals("coalesce") end
+    local explore = assert(agent.load_policy("klineage_explore"))
+    rows = first_rows(explore.candidates)
+    for _, r in ipairs(rows) do expect(r.skill):equals("coalesce") end
+  end)
+end)
+
 describe("agent.optimize with an LLM", function()
   local llm = require "klineage.llm"
   local steps = require "klineage.agent.steps"

@@ -56,7 +56,7 @@ local host = require "kl.host"
 
 local M = {}
 
-M.POLICIES = { "klineage" }
+M.POLICIES = { "klineage", "klineage_explore" }
 M.MAX_STEPS = 20
 
 local CALLBACKS = { "candidates", "rank", "materialize", "accept" }

@@ -4,12 +4,20 @@
 --   agent:facts() -> the current kernel's facts (flat values, cached)
 --   agent.skills, agent.workload, agent.ctx, agent.backend, agent.llm
 --
---   steps.candidates(agent) -> rows: skills.match rows of the current
---       kernel that are admitted, one per parameter set to try; the
---       blocked ones are journaled as skipped, with what blocked them
---   steps.rank(agent, rows) -> rows, best first: expected gain (the
---       skill's median measured speedup) times its confidence, then the
---       cheaper materialization (transform, template, llm), then id
+--   steps.candidates(agent [, { held_back = true }]) -> rows: skills.match
+--       rows of the current kernel that are admitted, one per parameter
+--       set to try; the blocked ones are journaled as skipped, with what
+--       blocked them. With held_back, the rows blocked only by conditions
+--       learned from slowdowns come too, marked held_back = why (see
+--       steps.held_back_for_speed)
+--   steps.held_back_for_speed(row) -> true when every condition blocking
+--       the row is a precondition or guard none of whose evidence was a
+--       wrong or rejected result: it predicts a loss of speed, which the
+--       compare can check, and not a wrong kernel
+--   steps.rank(agent, rows) -> rows, best first: admitted before held
+--       back, then expected gain (the skill's median measured speedup)
+--       times its confidence, then the cheaper materialization
+--       (transform, template, llm), then id
 --   steps.materialize(agent, row) -> { source, params, by, llm (the call's
 --       record) } | nil, why [, { llm = call record, verdict }] (an LLM
 --       was asked and its answer was unusable: the loop charges a cycle)
@@ -68,12 +76,37 @@ local function param_sets(r)
   return sets
 end
 
-function M.candidates(agent)
+local CORRECTNESS = { wrong = true, rejected = true }
+
+function M.held_back_for_speed(row)
+  if #row.blockers == 0 then return false end
+  for _, b in ipairs(row.blockers) do
+    if b.kind ~= "precondition" and b.kind ~= "guard" then return false end
+    for _, e in ipairs(b.condition.evidence or {}) do
+      if CORRECTNESS[e.outcome] then return false end
+    end
+  end
+  return true
+end
+
+function M.candidates(agent, opts)
   local rows, f = match.kernel(agent.skills, agent.current.source, { workload = agent.workload, arch = agent.ctx.arch,
                                                                       record = agent.current.record })
   if not rows then error("the current kernel cannot be matched: " .. tostring(f.message), 0) end
   local out, skills = {}, by_id(agent)
   local values = nil
+  local function add(row, r, held_back)
+    values = values or learn.values({ facts = agent:facts(), facts_after = {} })
+    for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
+      local tried = agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
+      if not agent.tried[tried] then
+        out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r,
+                          params = set.params, params_key = set.key, held_back = held_back,
+                          because = held_back and { "held back by " .. held_back .. "; tried after every admitted skill" }
+                            or because(r, values) }
+      end
+    end
+  end
   for _, row in ipairs(rows) do
     local r = skills[row.skill]
     if row.status == "blocked" then
@@ -81,15 +114,9 @@ function M.candidates(agent)
       if not (row.blocked_by and row.blocked_by.kind == "pattern" and agent.step > 1) then
         agent:decide(row, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
       end
+      if opts and opts.held_back and M.held_back_for_speed(row) then add(row, r, row.blocked_by.text) end
     else
-      values = values or learn.values({ facts = agent:facts(), facts_after = {} })
-      for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
-        local tried = agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
-        if not agent.tried[tried] then
-          out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r,
-                            params = set.params, params_key = set.key, because = because(r, values) }
-        end
-      end
+      add(row, r, nil)
     end
   end
   return out
@@ -109,6 +136,7 @@ end
 function M.rank(_, rows)
   for _, row in ipairs(rows) do row.score, row.cost = score(row), cost(row) end
   table.sort(rows, function(a, b)
+    if (a.held_back == nil) ~= (b.held_back == nil) then return a.held_back == nil end
     if a.score ~= b.score then return a.score > b.score end
     if a.cost ~= b.cost then return a.cost < b.cost end
     if a.skill ~= b.skill then return a.skill < b.skill end

@@ -10,7 +10,10 @@
 --             blocked_by = { condition = c | nil, kind = "precondition" |
 --                            "guard" | "pattern" | "evidence" (it never
 --                            helped where measured), text = English } | nil,
---             unknown = { condition... } (conditions whose fact is absent) }
+--             unknown = { condition... } (conditions whose fact is absent),
+--             blockers = { { condition, kind }... } (every condition that
+--             blocks, blocked_by's first; empty for a candidate and for
+--             a pattern that cannot be used) }
 --     rows go in the order of line, then skill id, then site.
 --
 -- A skill with pattern { transform = T } gives a row per apply site of T
@@ -75,17 +78,21 @@ end
 
 -- Reads the record's conditions over values; fills row.status, blocked_by, unknown.
 local function judge(row, r, values, after_why)
+  local function block(b)
+    row.blocked_by = row.blocked_by or b
+    row.blockers[#row.blockers + 1] = { condition = b.condition, kind = b.kind }
+  end
   if learn.never_helped(r) then
-    row.blocked_by = { kind = "evidence", text = "never seen to help: " .. tostring(r.confidence.why) }
+    block { kind = "evidence", text = "never seen to help: " .. tostring(r.confidence.why) }
   end
   for _, c in ipairs(r.preconditions) do
     local holds = describe.holds(c, values)
     if holds == nil then
       row.unknown[#row.unknown + 1] = c
-      row.blocked_by = row.blocked_by or { condition = c, kind = "precondition",
+      block { condition = c, kind = "precondition",
         text = string.format("precondition %s: %s, so it does not hold", describe.condition(c), absent_text(c, after_why)) }
     elseif holds == false then
-      row.blocked_by = row.blocked_by or { condition = c, kind = "precondition",
+      block { condition = c, kind = "precondition",
         text = string.format("precondition %s does not hold: %s", describe.condition(c), describe.negation(c)) }
     end
   end
@@ -96,7 +103,7 @@ local function judge(row, r, values, after_why)
     elseif holds then
       local text = "guard: " .. describe.condition(g)
       if g.why and g.why ~= "" then text = text .. ": " .. g.why end
-      row.blocked_by = row.blocked_by or { condition = g, kind = "guard", text = text }
+      block { condition = g, kind = "guard", text = text }
     end
   end
   row.status = row.blocked_by and "blocked" or "candidate"
@@ -104,7 +111,7 @@ local function judge(row, r, values, after_why)
 end
 
 local function new_row(r, site, line, transform)
-  return { skill = r.id, site = site, line = line, transform = transform, unknown = {} }
+  return { skill = r.id, site = site, line = line, transform = transform, unknown = {}, blockers = {} }
 end
 
 local function transform_rows(out, r, ctx)
