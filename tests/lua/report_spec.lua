@@ -354,4 +354,25 @@ describe("report pieces", function()
     expect(line):contains("<polyline")
     expect(line):contains(">step<")
   end)
+
+  it("svg wraps a line chart's legend into rows that stay inside the chart", function()
+    local series = {}
+    for i = 1, 9 do series[i] = { name = "policy " .. i, points = { { x = 0, y = 1 }, { x = 30, y = i } } } end
+    local chart = svg.line_chart({ id = "w", title = "t", series = series })
+    local rows = {}
+    for x, y, name in chart:gmatch('<text x="([%d.]+)" y="([%d.]+)"[^>]*>(policy %d)</text>') do
+      if tonumber(x) > 720 - 20 - 60 then fail("%s starts at x = %s, too near the right edge for its text", name, x) end
+      rows[y] = true
+    end
+    local n = 0
+    for _ in pairs(rows) do n = n + 1 end
+    expect(n):equals(3) -- four entries a row at the default width
+    -- six series, six colours (the eval's five policies drew two alike before)
+    local all = svg.line_chart({ id = "s6", series = { table.unpack(series, 1, 6) } })
+    local colours = {}
+    for c in all:gmatch('<polyline points="[^"]*" fill="none" stroke="(#%x+)"') do colours[c] = true end
+    local k = 0
+    for _ in pairs(colours) do k = k + 1 end
+    expect(k):equals(6)
+  end)
 end)

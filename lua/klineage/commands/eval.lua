@@ -42,8 +42,10 @@ speedups are "-" and correctness is what is measured.
 
 options:
   --budget N         gate cycles per unit (default 30)
-  --policies LIST    klineage and baselines (forward, random, memory,
-                     llm-only) or policy files (default klineage)
+  --policies LIST    klineage, klineage_explore (then the skills held back
+                     by conditions learned from slowdowns, on cuda), the
+                     baselines (forward, random, memory, llm-only) or
+                     policy files (default klineage)
   --leave-one-out    skills for a lineage task learned without its lineage
   --seeds N          seeds of a randomized policy (random; default 3)
   --learn-from RUN   a walk or probe run folder to learn skills from (repeat)

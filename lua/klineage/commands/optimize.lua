@@ -41,7 +41,7 @@ return {
   flags = FLAGS,
   summary = "optimize a kernel with the skills, under the gate and a counted budget",
   usage = "usage: klineage optimize [KERNEL.cu] --workload SPEC [--skills DIR] [--budget N] " .. llm_mod.USAGE .. " "
-    .. "[--policy klineage|FILE.lua] [--backend cuda|emu] [--out FILE] [--journal DIR] [--run NAME] [--max-steps N] "
+    .. "[--policy klineage|klineage_explore|FILE.lua] [--backend cuda|emu] [--out FILE] [--journal DIR] [--run NAME] [--max-steps N] "
     .. "[--json] [--quiet]",
   help = [[
 Optimizes KERNEL.cu, one kernel of the workload SPEC (a workload.lua, its
@@ -75,7 +75,9 @@ options:
   --skills DIR      the skill repository (default skills/<arch> of the home)
   --budget N        gate cycles at most (default 30)
 ]] .. llm_mod.HELP .. "\n" .. [[
-  --policy NAME     klineage (default) or a policy file (agent/policies/klineage.lua)
+  --policy NAME     klineage (default), klineage_explore (then, on cuda, the
+                    skills held back by conditions learned from slowdowns),
+                    or a policy file (copy agent/policies/klineage.lua)
   --backend NAME    cuda (default where a GPU answers) or emu
   --out FILE        where the optimized kernel is written (default RUN/optimized.cu)
   --journal DIR     the runs folder (default $KLINEAGE_RUNS, ...)

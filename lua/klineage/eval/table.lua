@@ -28,16 +28,16 @@ local function seed_of(r) return r.seed and tostring(math.tointeger(r.seed) or r
 
 local function unit_line(r)
   if r.not_run then
-    return string.format("%-18s %-10s %4s  not run: %s", r.task, r.policy, seed_of(r), r.not_run)
+    return string.format("%-18s %-16s %4s  not run: %s", r.task, r.policy, seed_of(r), r.not_run)
   end
   local ci = r.ci and string.format("[%.2f, %.2f]", r.ci[1], r.ci[2]) or ""
-  return string.format("%-18s %-10s %4s %5d %6d %8s %-14s %5s %6s %9s  %s", r.task, r.policy, seed_of(r), r.steps, r.cycles,
+  return string.format("%-18s %-16s %4s %5d %6d %8s %-14s %5s %6s %9s  %s", r.task, r.policy, seed_of(r), r.steps, r.cycles,
     x(r.speedup), ci, r.to90 and math.tointeger(r.to90) or r.to90 or "-", r.to90_best and math.tointeger(r.to90_best) or "-",
     r.recheck, r.stopped)
 end
 M.unit_line = unit_line
 
-M.HEADER = string.format("%-18s %-10s %4s %5s %6s %8s %-14s %5s %6s %9s  %s", "task", "policy", "seed", "steps", "cycles",
+M.HEADER = string.format("%-18s %-16s %4s %5s %6s %8s %-14s %5s %6s %9s  %s", "task", "policy", "seed", "steps", "cycles",
   "speedup", "interval", "to90", "to90b", "recheck", "stopped")
 
 function M.text(results, rows, unfinished)
@@ -52,12 +52,12 @@ function M.text(results, rows, unfinished)
     end
   end
   out[#out + 1] = ""
-  add("%-12s %5s %8s %7s %7s %6s %8s %6s %8s", "policy", "units", "geomean", "fast_1", "fast_2", "to90", "to90best", "wrong", "seconds")
+  add("%-16s %5s %8s %7s %7s %6s %8s %6s %8s", "policy", "units", "geomean", "fast_1", "fast_2", "to90", "to90best", "wrong", "seconds")
   for _, r in ipairs(rows) do
     if r.not_run then
-      add("%-12s %5d  not run: %s", r.policy, r.units, r.not_run)
+      add("%-16s %5d  not run: %s", r.policy, r.units, r.not_run)
     else
-      add("%-12s %5d %8s %7s %7s %6s %8s %6d %8.0f", r.policy, r.units, x(r.geomean), pct(r.fast1), pct(r.fast2),
+      add("%-16s %5d %8s %7s %7s %6s %8s %6d %8.0f", r.policy, r.units, x(r.geomean), pct(r.fast1), pct(r.fast2),
         num(r.to90), num(r.to90_best), r.wrong, r.seconds)
     end
   end

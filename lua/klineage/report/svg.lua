@@ -24,7 +24,7 @@ local escape = require "klineage.report.escape"
 
 local M = {}
 
-M.COLOURS = { "#2b5c8a", "#b35900", "#3a7d3a", "#7a3b8f" }
+M.COLOURS = { "#2b5c8a", "#b35900", "#3a7d3a", "#7a3b8f", "#a8323e", "#1f7f7f" }
 local INK, GRID, MUTED = "#222222", "#d0d0d0", "#666666"
 
 local function esc(s) return escape.html(s) end
@@ -191,7 +191,7 @@ function M.bar_chart(spec)
   return table.concat(out, "\n")
 end
 
-local MARKERS = { "circle", "square", "diamond", "triangle" }
+local MARKERS = { "circle", "square", "diamond", "triangle", "down", "ring" }
 
 local function marker(out, kind, x, y, colour, tip)
   local shape
@@ -201,12 +201,18 @@ local function marker(out, kind, x, y, colour, tip)
     shape = string.format('<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s">', x, y - 5, x + 5, y, x, y + 5, x - 5, y, colour)
   elseif kind == "triangle" then
     shape = string.format('<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s">', x, y - 5, x + 5, y + 4, x - 5, y + 4, colour)
+  elseif kind == "down" then
+    shape = string.format('<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s">', x, y + 5, x + 5, y - 4, x - 5, y - 4, colour)
+  elseif kind == "ring" then
+    shape = string.format('<circle cx="%.1f" cy="%.1f" r="4" fill="#ffffff" stroke="%s" stroke-width="2">', x, y, colour)
   else
     shape = string.format('<circle cx="%.1f" cy="%.1f" r="4" fill="%s">', x, y, colour)
   end
   local tag = shape:match("^<(%a+)")
   out[#out + 1] = shape .. "<title>" .. esc(tip) .. "</title></" .. tag .. ">"
 end
+
+local LEGEND_STEP, LEGEND_TEXT = 160, 140
 
 function M.line_chart(spec)
   local series = spec.series or {}
@@ -225,6 +231,12 @@ function M.line_chart(spec)
   if xhi == xlo then xlo, xhi = xlo - 1, xhi + 1 end
   local w, h = spec.width or 720, spec.height or 300
   local left, right, top, bottom = 64, w - 20, 30, h - 52
+  -- The legend: an entry every LEGEND_STEP px, each needing LEGEND_TEXT px
+  -- before the right edge, in as many rows as it takes; the plot moves
+  -- down by the rows added.
+  local per_row = math.max(1, (right - left - 10 - LEGEND_TEXT) // LEGEND_STEP + 1)
+  local legend_rows = #series > 1 and (#series + per_row - 1) // per_row or 1
+  top = top + 14 * (legend_rows - 1)
   local desc = {}
   for _, s in ipairs(series) do
     for _, p in ipairs(s.points) do
@@ -269,7 +281,7 @@ function M.line_chart(spec)
   if #series > 1 then
     for i, s in ipairs(series) do
       local colour = M.COLOURS[(i - 1) % #M.COLOURS + 1]
-      local lx, ly = left + 10 + (i - 1) * 160, top + 4
+      local lx, ly = left + 10 + ((i - 1) % per_row) * LEGEND_STEP, 34 + 14 * ((i - 1) // per_row)
       marker(out, MARKERS[(i - 1) % #MARKERS + 1], lx, ly, colour, s.name)
       text(out, lx + 9, ly + 4, short(s.name, 22), 'font-size="11"')
     end
