@@ -150,6 +150,17 @@ describe("klineage eval on emu", function()
     expect(table_out):contains("(3 of 4 units are finished")
     expect(files.read_text(first)):exists()
   end)
+  it("says llm-only was not run without a provider, with no folder and even past --seconds", function()
+    local late = { table.unpack(argv) }
+    late[6] = "klineage,forward,llm-only"
+    late[#late + 1], late[#late + 2] = "--seconds", "0"
+    local table_out, c = klineage(table.unpack(late))
+    expect(c):equals(0)
+    expect(table_out):matches("\ngemv%s+llm%-only%s+not run: no provider")
+    expect(table_out):matches("\nllm%-only%s+2%s+not run: no provider")
+    expect(table_out):never_contains("units are finished") -- nothing is left to run: the four ran, llm-only cannot
+    expect(files.read_text(dir .. "/gemv-llm_only-emu/journal.jsonl")):is_nil()
+  end)
   it("refuses to reuse a finished unit that ran on another version of its workload", function()
     local path = dir .. "/gemv-forward-emu/result.json"
     local kept = assert(files.read_text(path))

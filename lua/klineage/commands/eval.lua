@@ -90,7 +90,7 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     local results, t0, complete = {}, host.clock(), true
     for i, u in ipairs(units) do
       -- Past the deadline no unit starts, but every finished one is still read (the table from the journals alone).
-      local finished = eval.finished(opts, u.task, u.policy, u.seed)
+      local finished = eval.finished(opts, u.task, u.policy, u.seed) or eval.cannot_run(opts, u.task, u.policy, u.seed)
       if not finished and deadline and host.clock() >= deadline then
         complete = false
       else

@@ -15,6 +15,8 @@
 --              bench size other than params (the workload is then that size's) }
 --   eval.unit(opts, task, policy, seed) -> result (see below)
 --   eval.unit_name(opts, task, policy, seed) -> the unit's folder name
+--   eval.cannot_run(opts, task, policy, seed) -> a not_run result when the
+--     policy cannot run here (no LLM provider), before any folder or device
 --   eval.read_result(runs_dir, name) -> a finished unit's result | nil
 --   eval.finished(opts, task, policy, seed) -> the unit's result | nil;
 --     raises bad_input when it finished on another version of the workload
@@ -220,11 +222,23 @@ function M.finished(opts, task, policy, seed)
   return done
 end
 
+-- The result of a unit whose policy cannot run here (an LLM policy with no
+-- provider), said without a run folder or a device; else nil.
+function M.cannot_run(opts, task, policy, seed)
+  local p = agent.load_policy(policy)
+  if p and p.needs_llm and not opts.llm then
+    return { task = task.name, policy = policy, seed = seed, unit = M.unit_name(opts, task, policy, seed),
+             not_run = "no provider: the " .. p.name .. " policy needs --llm", verdict = "llm_unavailable", seconds = 0 }
+  end
+end
+
 function M.unit(opts, task, policy, seed)
   local id = M.unit_name(opts, task, policy, seed)
   local dir = opts.runs .. "/" .. id
   local done = M.finished(opts, task, policy, seed)
   if done then return done end
+  local refused = M.cannot_run(opts, task, policy, seed)
+  if refused then return refused end
   local t0 = host.clock()
   local skills, train = skills_for(opts, task)
   local ctx = assert(context_for(opts, id, opts.budget, task.workload))
