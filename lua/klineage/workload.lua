@@ -20,6 +20,7 @@
 --                          { label = "bench", params = p, bench = true }, ... }
 --       every test_params entry merged over params, then the bench size
 --       (params itself, then each bench_params entry merged over it).
+--   workload.params_text(p) -> "B = 4096, G = 64": a size in words, names sorted
 --   workload.counts(w, p [, max_bytes]) -> { [buffer] = elements } | nil, failure
 --       refused when the buffers together take more than
 --       w.limits.buffer_bytes (or max_bytes, the backend's memory, where
@@ -616,7 +617,7 @@ local function bytes_text(n)
   return string.format("%.1f MiB", n / MiB)
 end
 
-local function params_text(p)
+function M.params_text(p)
   local parts = {}
   for _, k in ipairs(keys_sorted(p)) do parts[#parts + 1] = string.format("%s = %s", k, tostring(p[k])) end
   return table.concat(parts, ", ")
@@ -639,7 +640,7 @@ function M.counts(w, p, max_bytes)
   if over then
     return nil, verdicts.failure("bad_input", string.format(
       "%s: buffers: %s in all at %s (buffers.%s: %s), over the limit of %s (%s)",
-      w.path, bytes_text(total), params_text(p), biggest, bytes_text(most), bytes_text(limit), what))
+      w.path, bytes_text(total), M.params_text(p), biggest, bytes_text(most), bytes_text(limit), what))
   end
   return counts
 end
@@ -666,7 +667,7 @@ function M.init_of(w, name, p)
   end
   if v[1] > v[2] then
     return nil, verdicts.failure("bad_input", string.format("%s: buffers.%s.init: { \"int\", %d, %d } has lo > hi at %s",
-      w.path, name, v[1], v[2], params_text(p)))
+      w.path, name, v[1], v[2], M.params_text(p)))
   end
   return { "int", v[1], v[2] }
 end

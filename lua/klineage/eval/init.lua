@@ -64,16 +64,14 @@ M.TIMED_AT = {
 -- journal or worker cache takes one size's results for the other's.
 local function timed_at(w, i)
   local over = assert(w.bench_params and w.bench_params[i], "no such bench size")
-  local function merged(base, extra)
-    local p = {}
-    for k, v in pairs(base) do p[k] = v end
-    for k, v in pairs(extra) do p[k] = v end
-    return p
-  end
   local v = {}
   for k, x in pairs(w) do v[k] = x end
-  v.params, v.bench_params, v.test_params = merged(w.params, over), nil, {}
-  for j, t in ipairs(w.test_params or {}) do v.test_params[j] = merged(w.params, t) end
+  v.bench_params, v.test_params = nil, {}
+  -- workload.sizes merges each entry over params, as the gate would
+  for _, s in ipairs(workload.sizes(w)) do
+    if not s.bench then v.test_params[#v.test_params + 1] = s.params end
+    if s.label == "bench " .. (i + 1) then v.params = s.params end
+  end
   v.sha256 = hash.sha256(w.sha256 .. "\0timed at " .. runs.key(v.params))
   return v, over
 end

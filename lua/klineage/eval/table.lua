@@ -15,7 +15,9 @@ local function x(v) return v and string.format("%.2fx", v) or "-" end
 local function pct(v) return v and string.format("%.0f%%", 100 * v) or "-" end
 local function num(v) return v and string.format("%.1f", v) or "-" end
 
--- "B = 4096, G = 64": a size, its names sorted.
+-- "B = 4096, G = 64": a size, its names sorted. Unlike workload.params_text
+-- it prints an integral number as an integer: a result read back from
+-- JSON gives 64 as 64.0.
 function M.params_text(p)
   local names, parts = {}, {}
   for k in pairs(p) do names[#names + 1] = k end

@@ -16,6 +16,7 @@
 -- condition reads the same here as in a report. The record is expected
 -- valid (record.validate); explain raises on misuse only.
 local describe = require "klineage.skills.describe"
+local workload = require "klineage.workload"
 
 local M = {}
 
@@ -52,18 +53,9 @@ local function header(r)
   return string.format("%s (%s, %s, %s)", r.id, r.arch, r.status, conf)
 end
 
-local function params_text(p)
-  local names = {}
-  for k in pairs(p or {}) do names[#names + 1] = k end
-  table.sort(names)
-  local out = {}
-  for i, k in ipairs(names) do out[i] = k .. " = " .. tostring(p[k]) end
-  return table.concat(out, ", ")
-end
-
 local function applied_by(m)
   if m.transform then
-    local p = params_text(m.params)
+    local p = workload.params_text(m.params or {})
     return "Applied by: the transform " .. m.transform .. (p ~= "" and (" with " .. p) or "") .. "."
   end
   if m.template then return "Applied by: a template edit (the pattern's before text rewritten to its after text)." end
