@@ -24,6 +24,7 @@
 -- offered only when each reverted call is one apply would offer again.
 local support = require "klineage.transforms.support"
 local lib = require "klineage.transforms.lib.fast_math"
+local prec = require "klineage.transforms.lib.precedence"
 
 local T = {
   name = "fast_math",
@@ -163,70 +164,55 @@ function T.find(unit)
   return sites
 end
 
--- A replacement of node n: { b, e, pieces }.
-local function repl_of(n, pieces) local b, e = lib.range(n); return { b = b, e = e, pieces = pieces } end
+-- The call's argument list, parentheses included, as a byte range.
 local function after_callee(call)
   local _, ce = lib.range(call:field("callee"))
   local _, e = lib.range(call)
   return { ce + 1, e }
 end
-local MUL = { ["*"] = true, ["/"] = true, ["%"] = true }
 
--- Whether a division put where call n was needs parentheses.
-local function wrap(n)
-  local p = n:parent()
-  if not p then return false end
-  if p.kind == "binary" then return MUL[p.op] and p:field("rhs").id == n.id end
-  if p.kind == "index" then return p:field("object").id == n.id end
-  return p.kind == "unary" or p.kind == "postfix" or p.kind == "member" or p.kind == "cast" or p.kind == "sizeof"
-end
-local function operand(n, right)
-  local k = n.kind
-  local par = k == "ternary" or k == "assign" or (k == "binary" and (right or not MUL[n.op]))
-  local b, e = lib.range(n)
-  if par then return "(", { b, e }, ")" end
-  return "", { b, e }, ""
-end
+-- An operand moved into a call's argument list: its own parentheses go,
+-- unless it is a comma expression, which they keep one argument.
+local function argument(n) return { node = lib.strip(n), need = prec.ARG } end
 
 function T.apply(site)
   local ok, f = support.same_unit(site, T, "apply")
   if not ok then return nil, f end
   local repl = {}
   for _, n in ipairs(site.nodes) do
+    local r
     if site.intrinsic == "__fdividef" then
-      local l, r = lib.strip(n:field("lhs")), lib.strip(n:field("rhs"))
-      local lb, le = lib.range(l)
-      local rb, re = lib.range(r)
-      repl[#repl + 1] = repl_of(n, { "__fdividef(", { lb, le }, ", ", { rb, re }, ")" })
+      r = lib.replacement(n, prec.PRIMARY,
+        { "__fdividef(", argument(n:field("lhs")), ", ", argument(n:field("rhs")), ")" })
     elseif site.intrinsic == "rsqrtf" then
-      repl[#repl + 1] = repl_of(n, { "rsqrtf", after_callee(n:field("rhs")) })
+      r = lib.replacement(n, prec.PRIMARY, { "rsqrtf", after_callee(n:field("rhs")) })
     else
-      repl[#repl + 1] = repl_of(n:field("callee"), { site.intrinsic })
+      r = lib.replacement(n:field("callee"), prec.PRIMARY, { site.intrinsic })
     end
+    repl[r.node.id] = r
   end
   return lib.render(site.unit, 1, #tostring(site.unit), repl)
 end
 
+-- Undo writes divisions: each operand is parenthesised by its own level
+-- (a nested intrinsic counts as the division it becomes), and the division
+-- by the place it takes (x * (a / b), -(a / b), a / (b / c)).
 function T.undo(site)
   local ok, f = support.same_unit(site, T, "undo")
   if not ok then return nil, f end
   local repl = {}
   for _, n in ipairs(site.nodes) do
-    local pieces
+    local r
     if site.intrinsic == "__fdividef" then
       local a = args(n)
-      local l1, l2, l3 = operand(a[1], false)
-      local r1, r2, r3 = operand(a[2], true)
-      pieces = { l1, l2, l3, " / ", r1, r2, r3 }
+      r = lib.replacement(n, prec.MUL, { { node = a[1], need = prec.LEFT_OF(prec.MUL) }, " / ",
+        { node = a[2], need = prec.RIGHT_OF(prec.MUL) } })
     elseif site.intrinsic == "rsqrtf" then
-      pieces = { "1.0f / sqrtf", after_callee(n) }
-    end
-    if pieces then
-      if wrap(n) then table.insert(pieces, 1, "("); pieces[#pieces + 1] = ")" end
-      repl[#repl + 1] = repl_of(n, pieces)
+      r = lib.replacement(n, prec.MUL, { "1.0f / sqrtf", after_callee(n) })
     else
-      repl[#repl + 1] = repl_of(n:field("callee"), { LIBM[site.intrinsic] })
+      r = lib.replacement(n:field("callee"), prec.PRIMARY, { LIBM[site.intrinsic] })
     end
+    repl[r.node.id] = r
   end
   return lib.render(site.unit, 1, #tostring(site.unit), repl)
 end

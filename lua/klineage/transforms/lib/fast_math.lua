@@ -4,10 +4,19 @@
 --
 --   lib.types(unit, fn) -> typer;  typer(node) -> "float" | "double" | "int" | nil
 --     nil when unknown: every caller treats unknown as "not float".
+--   lib.replacement(node, prec, pieces) -> what replaces node: text of
+--     precedence level `prec` (lib/precedence.lua) made of pieces
 --   lib.render(unit, b, e, repl) -> the text of bytes b..e with every
---     outermost node of `repl` (node id -> pieces) replaced; pieces are
---     strings and {b, e} byte ranges, rendered the same way (nesting).
+--     outermost node of `repl` (node id -> replacement) replaced. Pieces are
+--     strings, {b, e} byte ranges (the original text, rendered the same
+--     way: nesting) and { node = n, need = level }: n's text, replaced or
+--     not, in parentheses when its level is below `need`. A replacement in
+--     the original text is wrapped when its place there (its parent) binds
+--     tighter than it does, and a blank keeps apart the tokens that would
+--     otherwise merge at an edge (x-__fdividef(-a, b) -> x- -a / b).
 --   lib.range(node) -> b, e;  lib.strip(node) -> node without outer parens
+local prec = require "klineage.transforms.lib.precedence"
+
 local M = {}
 
 function M.range(n)
@@ -168,7 +177,53 @@ function M.types(unit, fn)
   end
 end
 
-function M.render(unit, b, e, repl)
+function M.replacement(node, level, pieces)
+  local b, e = M.range(node)
+  return { node = node, b = b, e = e, prec = level, need = prec.slot(node), pieces = pieces }
+end
+
+-- Pairs of characters that read as one token when they meet ("--", "/*",
+-- two identifier characters): a blank goes between them.
+local MERGE = {}
+for pair in ("-- ++ -> -= += *= /= %= && &= || |= << <= >> >= == != ^= :: // /* .."):gmatch("%S+") do MERGE[pair] = true end
+local function merges(a, b)
+  return MERGE[a .. b] or (a:match("[%w_]") and b:match("[%w_]")) ~= nil
+end
+
+-- Text appended piece by piece, with a blank where two pieces would merge.
+local function buffer()
+  local parts, last = {}, ""
+  local function add(s)
+    if s == "" then return end
+    if last ~= "" and merges(last, s:sub(1, 1)) then parts[#parts + 1] = " " end
+    parts[#parts + 1] = s
+    last = s:sub(-1)
+  end
+  return add, function() return table.concat(parts) end
+end
+
+local render
+
+-- The text of replacement r, in parentheses when it binds looser than `need`.
+local function replaced(unit, r, need, repl)
+  local add, done = buffer()
+  for _, piece in ipairs(r.pieces) do
+    if type(piece) == "string" then add(piece)
+    elseif piece.node then
+      local inner = repl[piece.node.id]
+      if inner then add(replaced(unit, inner, piece.need, repl))
+      else
+        local b, e = M.range(piece.node)
+        local text = render(unit, b, e, repl)
+        add(prec.of(piece.node) < piece.need and "(" .. text .. ")" or text)
+      end
+    else add(render(unit, piece[1], piece[2], repl)) end
+  end
+  local text = done()
+  return r.prec < need and "(" .. text .. ")" or text
+end
+
+function render(unit, b, e, repl)
   local text = tostring(unit)
   -- The outermost replaced nodes inside [b, e], in order.
   local inner = {}
@@ -176,19 +231,18 @@ function M.render(unit, b, e, repl)
     if r.b >= b and r.e <= e then inner[#inner + 1] = r end
   end
   table.sort(inner, function(x, y) return x.b < y.b or (x.b == y.b and x.e > y.e) end)
-  local out, pos, last = {}, b, b - 1
+  local add, done = buffer()
+  local pos, last = b, b - 1
   for _, r in ipairs(inner) do
     if r.b > last then
-      out[#out + 1] = text:sub(pos, r.b - 1)
-      for _, piece in ipairs(r.pieces) do
-        if type(piece) == "string" then out[#out + 1] = piece
-        else out[#out + 1] = M.render(unit, piece[1], piece[2], repl) end
-      end
+      add(text:sub(pos, r.b - 1))
+      add(replaced(unit, r, r.need, repl))
       pos, last = r.e + 1, r.e
     end
   end
-  out[#out + 1] = text:sub(pos, e)
-  return table.concat(out)
+  add(text:sub(pos, e))
+  return done()
 end
+M.render = render
 
 return M
