@@ -7,8 +7,10 @@
 --   name    = the file's name ("restrict")
 --   intent  = one sentence: what the optimization buys and why
 --   params  = { NAME = { value... } } the parameter space of apply, or nil
---   find(unit, facts) -> { site... } in source order; facts (klineage.facts
---             of the site's function, or nil) may be used, never required
+--   find(unit, facts) -> { site... } in source order, in device code only
+--             (support.functions gives the device functions); facts
+--             (klineage.facts of the site's function, or nil) may be used,
+--             never required
 --   apply(site [, params]) -> text | nil, failure   (direction "apply")
 --   undo(site) -> text | nil, failure              (direction "undo")
 --
@@ -32,7 +34,8 @@
 --
 --   transforms.names() -> sorted names;  transforms.get(name) -> t | nil, failure
 --   transforms.all() -> { t... } sorted by name
---   transforms.sites(source_or_unit [, opts]) -> { site... } of every transform
+--   transforms.sites(source_or_unit [, opts]) -> { site... } of every transform,
+--     in device code only (a site in a host function is never offered)
 --     opts = { names = { ... } (default all), direction = "apply" | "undo",
 --              facts = f, fn = name (only sites in this function) }
 --   transforms.run(site [, params]) -> text | nil, failure: apply or undo by
@@ -40,6 +43,7 @@
 --   transforms.counterpart(site, text) -> the site of `text` with the same
 --     transform and key and the other direction, or nil
 local verdicts = require "klineage.verdicts"
+local device_code = require "klineage.transforms.lib.device_code"
 
 local M = {}
 
@@ -101,9 +105,13 @@ function M.sites(x, opts)
   local out = {}
   local list = opts.names and {} or M.all()
   for _, name in ipairs(opts.names or {}) do list[#list + 1] = assert(M.get(name)) end
+  -- support.functions keeps finds in device code; this catches a find that
+  -- walks the whole unit, so no caller ever sees a host site.
+  local device = device_code.rule(unit)
   for _, t in ipairs(list) do
     for _, site in ipairs(t.find(unit, opts.facts) or {}) do
-      if (not opts.direction or site.direction == opts.direction) and (not opts.fn or site.fn == opts.fn) then
+      if (not opts.direction or site.direction == opts.direction) and (not opts.fn or site.fn == opts.fn)
+          and not device.in_host(site) then
         out[#out + 1] = site
       end
     end

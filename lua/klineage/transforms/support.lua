@@ -2,8 +2,10 @@
 -- edits spliced into new text. Nothing here knows an optimization.
 --
 --   support.unit(x) -> unit           (a unit, or source text parsed)
---   support.functions(unit [, opts]) -> { fn... } with bodies; opts.global:
---       __global__ ones only
+--   support.functions(unit [, opts]) -> { fn... } the device functions
+--       with bodies (lib/device_code.lua: transforms edit device code only);
+--       opts.global: __global__ ones only; opts.host: host functions too
+--       (for names a unit defines, never for sites)
 --   support.uses(fn, name) -> { ident... } the identifiers `name` in fn's
 --       body, member names (`.x` of threadIdx.x) left out
 --   support.site(t, unit, fn, fields) -> a site (transforms/init.lua):
@@ -14,6 +16,7 @@
 --       transform t, in the direction asked
 --   support.int_of(span) -> the span's integer, or nil
 local match = require "klineage.match"
+local device_code = require "klineage.transforms.lib.device_code"
 local verdicts = require "klineage.verdicts"
 
 local M = {}
@@ -24,10 +27,14 @@ function M.unit(x)
 end
 
 function M.functions(unit, opts)
+  opts = opts or {}
   local out = {}
+  local rule = not opts.host and device_code.rule(unit)
   for _, fn in ipairs(unit:functions()) do
     local info = fn:info()
-    if fn:body() and not info.prototype and (not (opts and opts.global) or info.global) then out[#out + 1] = fn end
+    if fn:body() and not info.prototype and (not opts.global or info.global) and (not rule or rule.is_device(fn)) then
+      out[#out + 1] = fn
+    end
   end
   return out
 end

@@ -205,7 +205,7 @@ end
 local function apply_site(unit, fn, N, sites)
   local ptrs = aligned_pointers(fn, N)
   local defined = {}
-  for _, f in ipairs(support.functions(unit)) do defined[f:name()] = true end
+  for _, f in ipairs(support.functions(unit, { host = true })) do defined[f:name()] = true end
   local loops = scalar_loops(fn, N, ptrs, defined)
   if #loops == 0 then return end
   local w = written(fn)
