@@ -210,7 +210,7 @@ options:
       if a.json then
         local list = {}
         for i = 1, #w.lineage do list[#list + 1] = done[i] end
-        print((require("cjson").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = list,
+        print((require("klineage.stable_json").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = list,
           stopped = { verdict = stop.verdict, message = stop.message } }):gsub("\\/", "/")))
       else
         local t = require("klineage.lineage_table").build(w, done, vendor)
@@ -227,7 +227,7 @@ options:
     -- The report before the last lines, which scripts read.
     require("klineage.report").after_run("bench", run_dir)
     if a.json then
-      print((require("cjson").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = records }):gsub("\\/", "/")))
+      print((require("klineage.stable_json").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = records }):gsub("\\/", "/")))
       return 0
     end
     local t = require("klineage.lineage_table").build(w, records, vendor)

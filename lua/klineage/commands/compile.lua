@@ -99,8 +99,7 @@ options:
     end
     if res.cubin then add_occupancy(res, threads, smem) end
     if a.json then
-      local cjson = require "cjson"
-      print(cjson.encode({
+      print(require("klineage.stable_json").encode({
         file = path, arch = res.arch, cubin_bytes = res.cubin and #res.cubin or 0,
         ptx_bytes = #res.ptx, functions = res.functions,
       }))

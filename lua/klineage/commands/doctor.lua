@@ -127,7 +127,7 @@ options:
     end
     if a.require_gpu and #report.gpus == 0 then failed = true end
     if a.json then
-      print((require("cjson").encode(report):gsub("\\/", "/")))
+      print((require("klineage.stable_json").encode(report):gsub("\\/", "/")))
     else
       io.stdout:write("klineage doctor\n")
       print_report(report, io.stdout)

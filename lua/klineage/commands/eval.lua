@@ -104,7 +104,7 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     if not jok then io.stderr:write("klineage eval: the eval's journal could not be written: ", tostring(jf.message or jf), "\n") end
     local rows = eval.aggregate(results)
     if a.json then
-      print((require("cjson").encode({ suite = suite.name, units = results, policies = rows, complete = complete }):gsub("\\/", "/")))
+      print((require("klineage.stable_json").encode({ suite = suite.name, units = results, policies = rows, complete = complete }):gsub("\\/", "/")))
       return 0
     end
     io.stdout:write(require("klineage.eval.table").text(results, rows,

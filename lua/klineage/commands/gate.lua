@@ -80,7 +80,7 @@ options:
       io.stderr:write("klineage gate: journal in ", files.display(run_dir), "\n")
     end
     if a.json then
-      print((require("cjson").encode(r):gsub("\\/", "/")))
+      print((require("klineage.stable_json").encode(r):gsub("\\/", "/")))
     else
       io.stdout:write(string.format("%s on %s (%s%s): %s\n", files.display(file), r.device and r.device.name or backend, backend,
         why and ", " .. why or "", r.verdict))

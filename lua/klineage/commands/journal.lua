@@ -58,7 +58,7 @@ options:
     end
     for _, w in ipairs(warnings) do io.stderr:write("klineage journal: ", w, "\n") end
     if a.json then
-      print((require("cjson").encode(records):gsub("\\/", "/")))
+      print((require("klineage.stable_json").encode(records):gsub("\\/", "/")))
       return 0
     end
     local out = io.stdout

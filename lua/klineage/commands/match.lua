@@ -258,7 +258,7 @@ options:
       if not tpl then args.usage_error("bad template: %s", terr.message) end
     end
     local opts = { prefilter = not a.no_prefilter, max_steps = max_steps, max_total_steps = max_total }
-    local cjson = a.json and require "cjson"
+    local json = a.json and require "klineage.stable_json"
     local found, failed, skipped, capped = 0, false, 0, 0
 
     -- Whether the search of one file was cut short, said on stderr.
@@ -304,14 +304,14 @@ options:
           failed = true
         elseif #edits > 0 or new ~= src then
           found = found + 1
-          if cjson and not a.in_place then
+          if json and not a.in_place then
             -- the edit script, one JSON line per file
             local list = {}
             for k, e in ipairs(edits) do
               list[k] = { kind = e.kind, old = { line = e.old.line, col = e.old.col, text = e.old.text },
                           new = { line = e.new.line, col = e.new.col, text = e.new.text } }
             end
-            out:write(cjson.encode({ file = path, edits = list }) .. "\n")
+            out:write(json.encode({ file = path, edits = list }) .. "\n")
           elseif a.in_place then
             if cut then
               warn("warning: %s: not written: its search hit the step cap, so the rewrite may be partial", shown)
@@ -332,10 +332,10 @@ options:
       end
       for _, m in ipairs(matches) do
         found = found + 1
-        if cjson then
+        if json then
           local b = {}
           for name, v in pairs(m.bindings) do b[name] = { text = v.text, line = v.line, col = v.col } end
-          out:write(cjson.encode({ file = path, line = m.line, col = m.col, end_line = m.end_line,
+          out:write(json.encode({ file = path, line = m.line, col = m.col, end_line = m.end_line,
             end_col = m.end_col, text = m.text, bindings = b }) .. "\n")
         else
           out:write(string.format("%s:%d:%d: %s\n", shown, m.line, m.col, one_line(m.text, 120)))

@@ -173,7 +173,7 @@ options:
     summary.run = run_dir
     if a.json then
       summary.final.source = nil
-      print((require("cjson").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')))
+      print((require("klineage.stable_json").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')))
       return 0
     end
     io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d decisions, %d gate cycles, %.1f s; stopped: %s\n",

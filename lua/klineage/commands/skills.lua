@@ -15,7 +15,7 @@ end
 
 local function json(v)
   -- lua-cjson writes an empty table as {}: every list here is a list.
-  return (require("cjson").encode(v):gsub("\\/", "/"):gsub("^{}$", "[]"))
+  return (require("klineage.stable_json").encode(v):gsub("\\/", "/"):gsub("^{}$", "[]"))
 end
 
 -- The repository's records; a folder that is not one, or a bad file in

@@ -79,7 +79,7 @@ local function status(a)
   local splan, rows, info = units_of(a, "status")
   if not rows then return 1 end
   if a.json then
-    io.stdout:write((require("cjson").encode({ run = splan.run, units = rows, accounting = info.accounting }):gsub("\\/", "/")), "\n")
+    io.stdout:write((require("klineage.stable_json").encode({ run = splan.run, units = rows, accounting = info.accounting }):gsub("\\/", "/")), "\n")
     return 0
   end
   print_rows(rows, info)

@@ -33,7 +33,7 @@ options:
       for i, s in ipairs(sites) do
         out[i] = { transform = s.transform, direction = s.direction, key = s.key, fn = s.fn, line = s.line, check = s.check }
       end
-      io.stdout:write((require("cjson").encode(out):gsub("\\/", "/"):gsub("^{}$", "[]")), "\n")
+      io.stdout:write((require("klineage.stable_json").encode(out):gsub("\\/", "/"):gsub("^{}$", "[]")), "\n")
       return 0
     end
     for _, s in ipairs(sites) do

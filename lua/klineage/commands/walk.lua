@@ -209,7 +209,7 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     summary.run = run_dir
     if a.json then
       -- lua-cjson writes an empty table as {}: a walk of no steps has steps [].
-      local json = require("cjson").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')
+      local json = require("klineage.stable_json").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')
       print(json)
       return 0
     end
