@@ -39,16 +39,17 @@ __host__ void host_fill(float *x, const float *y, int n) {
   while (k < n) { x[k] = powf(x[k], 0.5f); k++; }
 }
 
-void host_reduce(float *data, int n) {
+void host_reduce(float *__restrict__ data, const float *__restrict__ w, int n) {
+#pragma unroll 4
   for (int s = n / 2; s > 0; s >>= 1)
-    for (int i = 0; i < s; i++) data[i] += data[i + s];
+    for (int i = 0; i < s; i++) data[i] += data[i + s] * __fdividef(w[i], 2.0f) + __expf(w[i]);
 }
 
 int main() {
   float *a = (float *)malloc(N * sizeof(float)), *out = (float *)malloc(N * sizeof(float));
   for (int i = 0; i < N; i++) a[i] = sinf((float)i) / cosf(1.0f + i);
   host_fill(a, out, N);
-  host_reduce(a, N);
+  host_reduce(a, out, N);
   kern<<<N / BLOCK, BLOCK>>>(N, a, a, out);
   printf("%f\n", host_norm(out, N) / 3.0f);
   return 0;
@@ -116,6 +117,26 @@ describe("transforms offer sites in device code only", function()
     expect(rule.in_host({ fn = "kern" })):is_nil()
     expect(rule.in_host({ fn = "both" })):is_nil()
     expect(rule.in_host({ line = 3 })):is_nil() -- a file-scope #define
+  end)
+
+  it("transforms.sites drops a host site even from a find that walks the whole unit", function()
+    local t = transforms.get("fast_math")
+    local real = t.find
+    -- A find that ignores support.functions, as one walking unit:walk() would.
+    t.find = function(u)
+      local out = {}
+      for _, fn in ipairs(u:functions()) do
+        out[#out + 1] = { transform = "fast_math", direction = "apply", key = fn:name(), fn = fn:name(), line = fn.line,
+          check = "any function", unit = u }
+      end
+      return out
+    end
+    local ok, sites = pcall(transforms.sites, unit, { names = { "fast_math" } })
+    t.find = real
+    assert(ok, sites)
+    local names = {}
+    for _, site in ipairs(sites) do names[#names + 1] = site.fn end
+    expect(table.concat(names, " ")):equals("scale both kern")
   end)
 
   it("still offers the device functions' sites: the kernel, a macro-qualified helper, __host__ __device__", function()
