@@ -170,10 +170,10 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
   local worker = opts.worker or 1
   record.device = ctx.pool:device(worker)
   record.worker = worker
-  local cand, cstage = kernel.prepare(candidate, w, ctx.arch)
+  local cand, cstage = kernel.prepare(candidate, w, ctx.arch, ctx.compile_limit)
   record.stages.compile = cstage
   if not cand then return cstage.verdict end
-  local base, bstage = kernel.prepare(base_c, w, ctx.arch)
+  local base, bstage = kernel.prepare(base_c, w, ctx.arch, ctx.compile_limit)
   if not base then
     record.stages.compile = { verdict = "baseline_broken", message = "the baseline does not compile: " .. tostring(bstage.message),
                               cause = bstage.verdict }
