@@ -102,6 +102,9 @@ local function verdict_options(ctx, opts)
     sizes = opts.sizes or ctx.sizes, profile = opts.profile ~= false,
     metrics = metrics or nil, max_seconds = opts.max_seconds, min_samples = opts.min_samples,
     max_samples = opts.max_samples, warmup = opts.warmup,
+    -- a limit other than the default can turn a slow compile into compile_timeout
+    -- (absent at the default, so that earlier runs' keys still match)
+    compile_limit = ctx.compile_limit ~= require("klineage.cache").TIME_LIMIT and ctx.compile_limit or nil,
   }
 end
 
