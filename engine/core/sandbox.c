@@ -56,6 +56,7 @@ enum {
   WHY_SIGSYS,
   WHY_TTY,
   WHY_SYSTEM,
+  WHY_SIGNAL_OWNER,
   WHY_COUNT
 };
 
@@ -71,6 +72,7 @@ static const char *const why_text[WHY_COUNT] = {
     [WHY_SIGSYS] = "changes the handling of SIGSYS, the sandbox's signal",
     [WHY_TTY] = "injects input into a terminal",
     [WHY_SYSTEM] = "administers the system",
+    [WHY_SIGNAL_OWNER] = "asks the kernel to signal a process on its behalf (fcntl F_SETOWN, F_SETSIG, O_ASYNC, a lease or a notify)",
 };
 
 /* What a rule's body does with the call. */
@@ -83,8 +85,30 @@ enum {
   NOT_VALUE,  /* allowed unless arg == value, else stopped (rt_sigaction) */
   SELF_SIGNAL, /* arg 0 must be this pid and arg `arg` not a kill-like signal (kill, tgkill) */
   IOCTL,      /* terminal queries allowed, TIOCSTI/TIOCLINUX stopped, else ENOTTY */
-  GET_LIMIT   /* prlimit64(0, r, NULL, old) allowed, else EPERM */
+  GET_LIMIT,  /* prlimit64(0, r, NULL, old) allowed, else EPERM */
+  FCNTL,      /* the commands in fcntl_allowed, F_SETFL without O_ASYNC; fcntl_stopped stopped; else EINVAL */
+  MADVISE     /* any advice but the two that take memory away from the machine (stopped) */
 };
+
+/* fcntl's commands a kernel and the runtime need: descriptors' flags and
+ * copies. The ones that make the kernel send signals (to any process the
+ * caller names: F_SETOWN, F_SETOWN_EX; with any signal: F_SETSIG; on I/O:
+ * O_ASYNC; on a lease break or a folder change) are stopped; locks, leases,
+ * pipe sizes, seals and the rest fail with EINVAL. The kernel reads cmd as
+ * an unsigned int and F_SETFL's flags as an int (setfl keeps only
+ * SETFL_MASK's bits of it): the low word holds both. */
+static const uint32_t fcntl_allowed[] = {F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_SETFD, F_GETFL};
+static const uint32_t fcntl_stopped[] = {F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE, F_NOTIFY};
+#define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* madvise's advice that poison or offline a physical page: root (this
+ * engine on a CI box, a container) may take memory from the whole machine. */
+#ifndef MADV_HWPOISON
+#define MADV_HWPOISON 100
+#endif
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE 101
+#endif
 
 typedef struct {
   int nr;
@@ -102,10 +126,10 @@ typedef struct {
 /* Most frequent first: every call walks the table up to its rule. Calls a
  * header may lack are guarded. */
 static const rule rules[] = {
-    OK(futex), OK(read), OK(write), OK(mmap), OK(munmap), OK(mprotect), OK(madvise),
+    OK(futex), OK(read), OK(write), OK(mmap), OK(munmap), OK(mprotect), R(madvise, MADVISE, 2, WHY_SYSTEM, 0),
     OK(clock_gettime), OK(sched_yield), OK(rt_sigprocmask), OK(rt_sigreturn), OK(brk),
     OK(mremap), OK(close), OK(readv), OK(writev), OK(pread64), OK(lseek), OK(fstat),
-    OK(newfstatat), OK(fcntl), OK(getpid), OK(gettid), OK(sigaltstack), OK(set_robust_list),
+    OK(newfstatat), R(fcntl, FCNTL, 1, WHY_SIGNAL_OWNER, 0), OK(getpid), OK(gettid), OK(sigaltstack), OK(set_robust_list),
     OK(rseq), OK(set_tid_address), OK(exit), OK(exit_group), OK(nanosleep), OK(clock_nanosleep),
     OK(clock_getres), OK(gettimeofday), OK(getppid), OK(getuid), OK(geteuid), OK(getgid),
     OK(getegid), OK(getresuid), OK(getresgid), OK(getgroups), OK(uname), OK(sysinfo),
@@ -299,6 +323,30 @@ static void body(program *p, const rule *r, uint32_t pid) {
     jeq(p, 0, 0, 1);
     ret(p, SECCOMP_RET_ALLOW);
     ret(p, fail_with(EPERM));
+    break;
+  case FCNTL: {
+    /* a jeq per command, then: [E] EINVAL, [A] allow, [S] stop, [F] F_SETFL's check */
+    unsigned na = NELEMS(fcntl_allowed), ns = NELEMS(fcntl_stopped);
+    unsigned e = na + ns + 1, a = e + 1, st = a + 1, f = st + 1;
+    load_arg(p, r->arg, 0);
+    for (unsigned i = 0; i < na; i++) jeq(p, fcntl_allowed[i], a - i - 1, 0);
+    for (unsigned i = 0; i < ns; i++) jeq(p, fcntl_stopped[i], st - (na + i) - 1, 0);
+    jeq(p, F_SETFL, f - (na + ns) - 1, 0);
+    ret(p, fail_with(EINVAL));
+    ret(p, SECCOMP_RET_ALLOW);
+    ret(p, stop(r->why));
+    load_arg(p, 2, 0);
+    put(p, BPF_JMP | BPF_JSET | BPF_K, 1, 0, O_ASYNC);
+    ret(p, SECCOMP_RET_ALLOW);
+    ret(p, stop(r->why));
+    break;
+  }
+  case MADVISE:
+    load_arg(p, r->arg, 0);
+    jeq(p, MADV_HWPOISON, 2, 0);
+    jeq(p, MADV_SOFT_OFFLINE, 1, 0);
+    ret(p, SECCOMP_RET_ALLOW);
+    ret(p, stop(r->why));
     break;
   }
 }

@@ -13,7 +13,10 @@
  *             outside (SIGKILL, SIGTERM, SIGINT, SIGHUP), changing SIGSYS's
  *             handler, terminal input injection (TIOCSTI), and system
  *             administration (mount, modules, namespaces, bpf, io_uring,
- *             perf, keys, clocks, ...). The process dies by SIGSYS, after
+ *             perf, keys, clocks, MADV_HWPOISON/MADV_SOFT_OFFLINE, ...),
+ *             asking the kernel to signal a process (fcntl F_SETOWN,
+ *             F_SETOWN_EX, F_SETSIG, F_SETFL with O_ASYNC, F_SETLEASE,
+ *             F_NOTIFY). The process dies by SIGSYS, after
  *             one line on stderr that names the call and why it is stopped
  *             ("klineage sandbox: ...");
  *   allowed   reading files it may read (open/openat without write flags),
@@ -21,7 +24,8 @@
  *             threads (clone with CLONE_THREAD), futexes, signals to itself,
  *             clocks and sleeps, reads and writes on the descriptors it
  *             holds (its pipes);
- *   refused   any other call fails with ENOSYS and does nothing (glibc takes
+ *   refused   fcntl's other commands (locks, F_GETOWN, pipe sizes) fail
+ *             with EINVAL; any other call fails with ENOSYS and does nothing (glibc takes
  *             ENOSYS as "an older kernel" and falls back: clone3 to clone).
  * Descriptors other than 0, 1, 2 and the ones kept are closed on entry, so
  * a writable file inherited from the parent cannot be written either.
@@ -30,6 +34,9 @@
  * that rewrites this process's own memory could silence the line (the call
  * is refused all the same). Reading files the user may read is not
  * stopped, nor is writing to the pipes the process holds.
+ *
+ * SANDBOX.md beside sandbox.c reviews every allowed call: what a hostile
+ * kernel could reach with it, and what is left open.
  *
  * Linux on x86_64 or aarch64 only; anything else fails to enter. */
 #ifndef KL_CORE_SANDBOX_H

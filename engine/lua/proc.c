@@ -1,14 +1,19 @@
 /* kl.proc: child processes with pipes, for the isolated GPU worker.
  *
  *   proc.spawn{ argv = {...}, env = { NAME = "value" | false }, cwd = dir,
- *               outlive = false }
+ *               outlive = false, group = false }
  *       -> Proc | nil, err        (env overlays this process's environment;
  *                                  false removes a name). The child is killed
  *                                  when this process dies (PR_SET_PDEATHSIG),
  *                                  so a hung worker never outlives a crashed
  *                                  engine and keeps its GPU (Linux ties this
  *                                  to the spawning thread: Lua's); outlive =
- *                                  true turns that off.
+ *                                  true turns that off. group = true
+ *                                  starts the child in a process group of
+ *                                  its own, and p:kill and p:close signal
+ *                                  the whole group while the child has not
+ *                                  been reaped (a compiler driver's cc1plus
+ *                                  dies with it).
  *   p:write(data [, timeout_s])   -> true | nil, "worker died: ..." | nil, "timeout"
  *   p:read_line([timeout_s])      -> line | nil, "timeout" | nil, "eof" | nil, "line too long"
  *   p:read_all([timeout_s])       -> all of stdout up to its end (the child closed it)
@@ -33,6 +38,8 @@
  *                                    driver's) can never corrupt a worker's replies
  *   proc.mkdir_p(path)            -> true | nil, err  (mkdir -p, mode 0777 & ~umask)
  *   proc.sleep(seconds), proc.getpid(), proc.kill(pid, sig), proc.signal_name(n)
+ *   proc.environ_names()          -> { name, ... }: this process's environment's names
+ *                                    (for a caller that removes some from a child's)
  *
  * Safety: SIGPIPE is ignored in this process (a write to a dead child fails
  * with EPIPE, reported as "worker died"), and reset to the default in the
@@ -68,6 +75,7 @@ extern char **environ;
 
 typedef struct {
   pid_t pid;
+  int group;  /* the child leads a process group: signals go to -pid */
   int reaped;
   int status; /* from waitpid, once reaped */
   int in_fd, out_fd, err_fd; /* -1 when closed */
@@ -127,7 +135,7 @@ static void proc_release(proc_box *p) {
   close_fd(&p->out_fd);
   close_fd(&p->err_fd);
   if (p->pid > 0 && !p->reaped) {
-    kill(p->pid, SIGKILL);
+    kill(p->group ? -p->pid : p->pid, SIGKILL);
     reap(p, 1);
   }
   free(p->out);
@@ -428,7 +436,7 @@ static int proc_kill(lua_State *L) {
     lua_pushliteral(L, "already exited");
     return 2;
   }
-  if (kill(p->pid, sig) != 0) {
+  if (kill(p->group ? -p->pid : p->pid, sig) != 0) {
     lua_pushnil(L);
     lua_pushstring(L, strerror(errno));
     return 2;
@@ -574,9 +582,10 @@ static void ignore_sigpipe_once(void) {
 
 /* In the child, between fork and exec: only async-signal-safe calls. */
 static void exec_child(int in_r, int out_w, int err_w, int report_w, const char *cwd,
-                       const char *program, char **argv, char **envp, pid_t parent, int outlive) {
+                       const char *program, char **argv, char **envp, pid_t parent, int outlive, int group) {
   /* If the parent died before prctl took effect, getppid() has changed. */
   if (!outlive && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(127);
+  if (group && setpgid(0, 0) != 0) goto fail;
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
@@ -621,6 +630,9 @@ static int proc_spawn(lua_State *L) {
   lua_getfield(L, 1, "outlive");
   int outlive = lua_toboolean(L, -1);
   lua_pop(L, 1);
+  lua_getfield(L, 1, "group");
+  int group = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   pid_t parent = getpid();
 
   /* The box exists (closed) before any fd does, so nothing leaks. */
@@ -643,7 +655,7 @@ static int proc_spawn(lua_State *L) {
     return 2;
   }
   pid_t pid = fork();
-  if (pid == 0) exec_child(in[0], out[1], err[1], report[1], cwd, program, argv, envp, parent, outlive);
+  if (pid == 0) exec_child(in[0], out[1], err[1], report[1], cwd, program, argv, envp, parent, outlive, group);
   int fork_errno = errno;
   close(in[0]);
   close(out[1]);
@@ -659,6 +671,8 @@ static int proc_spawn(lua_State *L) {
     return 2;
   }
   p->pid = pid;
+  p->group = group;
+  if (group) setpgid(pid, pid); /* as the child does: whichever runs first, a kill finds the group */
   p->in_fd = in[1];
   p->out_fd = out[0];
   p->err_fd = err[0];
@@ -796,6 +810,18 @@ static int l_kill(lua_State *L) {
   return 1;
 }
 
+static int l_environ_names(lua_State *L) {
+  lua_newtable(L);
+  lua_Integer n = 0;
+  for (char **e = environ; *e; e++) {
+    const char *eq = strchr(*e, '=');
+    if (!eq) continue;
+    lua_pushlstring(L, *e, (size_t)(eq - *e));
+    lua_rawseti(L, -2, ++n);
+  }
+  return 1;
+}
+
 static int l_signal_name(lua_State *L) {
   push_signal_name(L, (int)luaL_checkinteger(L, 1));
   return 1;
@@ -816,7 +842,7 @@ static const luaL_Reg proc_functions[] = {
     {"spawn", proc_spawn}, {"fsync", l_fsync},   {"sleep", l_sleep},  {"mkdir_p", l_mkdir_p},
     {"protocol_streams", l_protocol_streams},
     {"getpid", l_getpid},  {"kill", l_kill},     {"signal_name", l_signal_name},
-    {"wait_line", l_wait_line},
+    {"wait_line", l_wait_line}, {"environ_names", l_environ_names},
     {NULL, NULL},
 };
 

@@ -48,12 +48,22 @@
 --       message at file:line:col and failure.details (NVRTC's diagnostics)
 --       opts: kl.nvrtc.compile's options plus cache_dir (default cache.dir()),
 --       cache_owned (how many of its last components are klineage's: 1),
---       compile (default kl.nvrtc.compile, for tests). result.cached says
---       whether it came from the cache; result.key is the key.
+--       time_limit (seconds, default M.TIME_LIMIT), compile (a function
+--       run in this process instead of kl.nvrtc.compile, for tests).
+--       result.cached says whether it came from the cache; result.key is
+--       the key.
+--       A miss compiles in a child process (spawn_compile) under the time
+--       limit: NVRTC cannot be stopped inside this one (its flow callback
+--       is not called while the front end evaluates constants), and a
+--       kernel's constexpr work can hold it for hours. Past the limit the
+--       child's process group is killed, and the failure is verdict
+--       "compile_timeout". in_process = true compiles here, with no limit
+--       (compile_child.lua, which runs under its parent's).
 --       Compile errors are not cached. On a hit, the log is the one stored
 --       (its file name is the one of the first compile).
 --   cache.spawn_compile(source, opts) -> job ; cache.finish(job [, timeout])
---       -> as cache.compile. The compile runs in a child process (one host
+--       -> as cache.compile; past timeout (default opts.time_limit, else
+--       M.TIME_LIMIT) the child is killed: "compile_timeout". The compile runs in a child process (one host
 --       core each), so the engine can start several and keep the GPU busy
 --       meanwhile; a hit is answered at once without a child. opts must be
 --       plain data (no compile function).
@@ -66,6 +76,10 @@ local safedir = require "kl.safedir"
 local M = {}
 
 M.SCHEMA = "klineage-cubin-1"
+
+-- Seconds a compile may take (NVRTC here, g++ in emu.lua) unless the run
+-- context says otherwise: a real kernel compiles in seconds.
+M.TIME_LIMIT = 120
 
 local function env(name)
   local v = os.getenv(name)
@@ -252,10 +266,14 @@ local function cache_for(opts)
   return dir, owned
 end
 
-local NOT_NVRTC = { cache_dir = true, cache_owned = true, compile = true, nvrtc_version = true }
+local NOT_NVRTC = { cache_dir = true, cache_owned = true, compile = true, nvrtc_version = true,
+                    time_limit = true, in_process = true }
 
 function M.compile(source, opts)
   opts = opts or {}
+  if not opts.compile and not opts.in_process then
+    return M.finish(M.spawn_compile(source, opts))
+  end
   local dir, owned = cache_for(opts)
   if not dir then return nil, owned end
   local compile = opts.compile or require("kl.nvrtc").compile
@@ -292,8 +310,9 @@ function M.spawn_compile(source, opts)
   for k, v in pairs(opts) do
     if k ~= "compile" then nv[k] = v end
   end
-  nv.cache_dir, nv.cache_owned = dir, owned
-  local p, err = proc.spawn({ argv = { require("kl.host").executable(), "run", child } })
+  nv.cache_dir, nv.cache_owned, nv.time_limit = dir, owned, nil
+  -- a group of its own: a kill at the limit takes everything it started
+  local p, err = proc.spawn({ argv = { require("kl.host").executable(), "run", child }, group = true })
   if not p then return { failed = verdicts.failure("internal", "cannot start a compile: " .. err) } end
   local ok, werr = p:write(cjson.encode({ source = source, opts = nv }) .. "\n", 30)
   p:close_stdin()
@@ -301,7 +320,8 @@ function M.spawn_compile(source, opts)
     p:close()
     return { failed = verdicts.failure("internal", "compile child: " .. werr) }
   end
-  return { proc = p, key = key, dir = dir, owned = owned }
+  return { proc = p, key = key, dir = dir, owned = owned, limit = opts.time_limit or M.TIME_LIMIT,
+           name = opts.name }
 end
 
 -- A before(i) hook for gate.evaluate_all: candidates i.. compile ahead in
@@ -319,14 +339,37 @@ function M.compile_ahead(candidates, arch, ahead)
   end
 end
 
+-- A result the child sent whole, since the cache could not keep it: a
+-- cache that cannot be written must not fail a compile.
+local function whole(reply, key)
+  local protocol = require "klineage.worker.protocol"
+  local r = reply.result
+  local result = { log = r.log, arch = r.arch, functions = integers(r.functions or {}), lowered = r.lowered or {},
+                   cached = false, key = key, cache_error = reply.cache_error }
+  for _, name in ipairs({ "ptx", "cubin" }) do
+    if r[name .. "_b64"] then
+      local data, err = protocol.unbase64(r[name .. "_b64"])
+      if not data then return nil, verdicts.failure("internal", "compile child: " .. tostring(err)) end
+      result[name] = data
+    end
+  end
+  return result
+end
+
 function M.finish(job, timeout)
   if job.result then return job.result end
   if job.failed then return nil, job.failed end
   local p = job.proc
-  local line, err = p:read_line(timeout or 600)
+  local limit = timeout or job.limit or M.TIME_LIMIT
+  local line, err = p:read_line(limit)
   if line then p:wait(10) end
   local stderr = p:stderr()
-  p:close()
+  p:close() -- kills the child's group if it is still running
+  if err == "timeout" then
+    return nil, verdicts.failure("compile_timeout", string.format(
+      "%s: NVRTC did not finish within the compile time limit of %g s: the compile was stopped",
+      job.name or "kernel.cu", limit), { limit = limit })
+  end
   if not line then
     return nil, verdicts.failure("internal", string.format("compile child: %s%s", err,
       stderr ~= "" and (": " .. stderr:match("[^\n]*")) or ""))
@@ -334,6 +377,7 @@ function M.finish(job, timeout)
   local ok, reply = pcall(cjson.decode, line)
   if not ok or type(reply) ~= "table" then return nil, verdicts.failure("internal", "compile child: unreadable reply") end
   if not reply.ok then return nil, verdicts.failure("compile_error", reply.message, { details = reply.details }) end
+  if type(reply.result) == "table" then return whole(reply, job.key) end
   local result, why = M.lookup(job.key, job.dir, job.owned)
   if result == nil then return nil, why end
   if not result then

@@ -19,9 +19,13 @@
 --       arch     = the compile target (default: the first device's; sm_90 on emu)
 --       sizes    = "test" | "all" (default: "test" on emu, where bench sizes take hours)
 --       ceilings = a table, or false for none (default: measured on cuda when first needed)
+--       compile_limit = seconds each compile may take, NVRTC and emu's host
+--                  compiler alike (default: cache.TIME_LIMIT, 120); past
+--                  it the compile is stopped: verdict compile_timeout
 --     }
 --   ctx.backend, ctx.why (why that backend), ctx.pool, ctx.arch, ctx.sizes,
---   ctx.run (a runs.Run, or nil), ctx.budget = { limit = n | nil, used = n }
+--   ctx.run (a runs.Run, or nil), ctx.budget = { limit = n | nil, used = n },
+--   ctx.compile_limit
 --   ctx:ceilings() -> c | nil [, failure]   (measured once, on cuda only)
 --   ctx:charge() -> true | nil, failure (budget_exhausted): one gate cycle
 --   ctx:judged(key) -> the record of an earlier judgement with this key | nil
@@ -66,6 +70,11 @@ function M.new(opts)
     self.pool, self.backend, self.why, self.own_pool = pool, backend, why, true
   end
   self.timeout = opts.timeout or self.pool.timeout
+  if opts.compile_limit ~= nil and (type(opts.compile_limit) ~= "number" or not (opts.compile_limit > 0)) then
+    if self.own_pool then self.pool:close() end
+    return nil, verdicts.failure("bad_input", "the compile limit must be a number of seconds > 0, got " .. tostring(opts.compile_limit))
+  end
+  self.compile_limit = opts.compile_limit or require("klineage.cache").TIME_LIMIT
   self.sizes = opts.sizes or (self.backend == "emu" and "test" or "all")
   if opts.arch then
     self.arch = opts.arch

@@ -9,7 +9,11 @@
 --       (the shared object), key, compiled, kernels, symbols, lowered }.
 --       opts = { name = "kernel.cu", cxx = command, cache_dir = dir,
 --                include_dirs = { dir... },
---                names = { "tiled<128, 8>", ... } }  template kernels to instantiate
+--                names = { "tiled<128, 8>", ... },  template kernels to instantiate
+--                time_limit = seconds }   default klineage.cache's TIME_LIMIT
+--       The compiler runs in a process group of its own; past time_limit
+--       the whole group is killed (a kernel's constexpr work can hold g++
+--       for hours) and the failure is verdict "compile_timeout".
 --   emu.open(path [, lowered]) -> Module | nil, failure
 --       loads a shared object build made (dlopen runs its initializers:
 --       kernel code); lowered (emu.lower's, or built) gives the kernel
@@ -22,7 +26,8 @@
 --   emu.alloc(bytes, name [, elem_size]) -> Buffer             (see kl.emu)
 --
 -- A failure is klineage.verdicts': verdict "unsupported" (with construct and
--- line), "compile_error" (the host compiler's log and command), "io_error"
+-- line), "compile_error" (the host compiler's log and command),
+-- "compile_timeout" (the compile ran past its time limit), "io_error"
 -- (a cache folder or file refused: the path and why), "fault" (with kind =
 -- "divergent barrier" where that is what it was), "launch_error" or
 -- "timeout", and kl.emu's detail fields.
@@ -537,10 +542,23 @@ function M.build(source, opts)
     local tmp = string.format("%s.tmp.%d.%d", so, math.random(1 << 30), os.time())
     local cmd = string.format("umask 077 && %s %s -I%s %s -o %s %s 2>&1", cxx, M.REQUIRED_FLAGS, quote(pdir), flags,
       quote(tmp), quote(cpp))
-    local h = assert(io.popen(cmd, "r"))
-    local log = h:read("a")
-    local ok = h:close()
-    if not ok then
+    local limit = opts.time_limit or cache.TIME_LIMIT
+    local p, perr = require("kl.proc").spawn({ argv = { "/bin/sh", "-c", cmd }, group = true })
+    if not p then return nil, verdicts.failure("internal", "cannot start the host compiler: " .. perr) end
+    p:close_stdin()
+    local log, rerr = p:read_all(limit)
+    local status = log and p:wait(10)
+    p:close() -- kills what is left of its group
+    if not log then
+      os.remove(tmp)
+      if rerr == "timeout" then
+        return nil, verdicts.failure("compile_timeout", string.format(
+          "%s: the host compiler did not finish within the compile time limit of %g s: the compile was stopped", name, limit),
+          { limit = limit, command = cmd })
+      end
+      return nil, verdicts.failure("internal", "the host compiler: " .. tostring(rerr))
+    end
+    if not status or status.code ~= 0 then
       os.remove(tmp)
       return nil, verdicts.failure("compile_error", first_error(log), { log = log, command = cmd })
     end

@@ -15,7 +15,11 @@
 -- line instead), sockets, opening a file for writing, changing the file
 -- system, touching another process (ptrace, kill of another pid), a
 -- SIGKILL/SIGTERM/SIGINT/SIGHUP to itself (which would read as the engine's
--- fault, worker_lost), mount, modules, bpf, io_uring and the like. The
+-- fault, worker_lost), asking the kernel to signal a process (fcntl
+-- F_SETOWN, F_SETSIG, O_ASYNC, leases, notify), mount, modules, bpf,
+-- io_uring, poisoning pages and the like (engine/core/SANDBOX.md reviews
+-- every allowed call). The worker starts without secrets in its
+-- environment (worker/clean_env.lua). The
 -- gate records that as the verdict `fault` (blame candidate), the pool
 -- restarts the worker and judging goes on. Not forbidden: reading any file
 -- this user may read, writing to the worker's own pipes (stdout is the

@@ -45,6 +45,7 @@ M.list = {
   { id = "ok", stage = "any", blame = "none", meaning = "every stage that ran passed" },
   { id = "skipped", stage = "any", blame = "none", meaning = "the stage did not run; its message says why" },
   { id = "compile_error", stage = "compile", blame = "candidate", meaning = "NVRTC (or emu's host compiler) rejected the kernel" },
+  { id = "compile_timeout", stage = "compile", blame = "candidate", meaning = "NVRTC (or emu's host compiler) did not finish within the compile time limit (the run context's compile_limit) and was stopped" },
   { id = "bad_input", stage = "input", blame = "input", meaning = "a file, spec, option or annotation is malformed or does not fit the workload" },
   { id = "not_allowed", stage = "correct", blame = "candidate", meaning = "the kernel's @kl requires excludes this size" },
   { id = "too_few_sizes", stage = "correct", blame = "candidate", meaning = "the kernel's @kl requires leaves fewer than two sizes to check" },

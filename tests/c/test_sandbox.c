@@ -117,6 +117,42 @@ static int do_kill_self(void) { return kill(getpid(), SIGKILL) == 0 ? 0 : 0; }
 static int do_ptrace(void) { return ptrace(PTRACE_ATTACH, getppid(), NULL, NULL) == 0 ? 0 : 0; }
 static int do_sigsys_ignore(void) { return signal(SIGSYS, SIG_IGN) == SIG_ERR ? 0 : 0; }
 
+/* fcntl: the commands the runtime needs work; a lock is refused quietly */
+static int fcntl_needed(void) {
+  int p[1] = {open("/dev/null", O_RDONLY)};
+  if (p[0] < 0) return 1;
+  int fl = fcntl(p[0], F_GETFL);
+  if (fl < 0 || fcntl(p[0], F_SETFL, fl | O_NONBLOCK) != 0) return 2;
+  if (fcntl(p[0], F_SETFD, FD_CLOEXEC) != 0 || !(fcntl(p[0], F_GETFD) & FD_CLOEXEC)) return 3;
+  int d = fcntl(p[0], F_DUPFD_CLOEXEC, 10);
+  if (d < 10 || fcntl(p[0], F_DUPFD, 20) < 20) return 4;
+  struct flock lk = {.l_type = F_RDLCK, .l_whence = SEEK_SET};
+  if (fcntl(p[0], F_SETLK, &lk) != -1 || errno != EINVAL) return 5;
+  if (fcntl(p[0], F_GETOWN) != -1 || errno != EINVAL) return 6;
+  return 0;
+}
+/* pipe() is not allowed in the sandbox: /dev/null takes the calls as well */
+static int pipe_fd(void) { return open("/dev/null", O_RDONLY); }
+static int do_setown(void) { return fcntl(pipe_fd(), F_SETOWN, getppid()) == 0 ? 0 : 0; }
+static int do_setown_ex(void) {
+  struct f_owner_ex o = {F_OWNER_PID, getppid()};
+  return fcntl(pipe_fd(), F_SETOWN_EX, &o) == 0 ? 0 : 0;
+}
+static int do_setsig(void) { return fcntl(pipe_fd(), F_SETSIG, SIGKILL) == 0 ? 0 : 0; }
+static int do_async(void) { return fcntl(pipe_fd(), F_SETFL, O_ASYNC | O_NONBLOCK) == 0 ? 0 : 0; }
+/* O_ASYNC with bits above the low word set: the filter reads the low word */
+static int do_async_high(void) { return syscall(__NR_fcntl, pipe_fd(), F_SETFL, 0x100000000UL | O_ASYNC) == 0 ? 0 : 0; }
+static int do_lease(void) { return fcntl(open("/proc/self/status", O_RDONLY), F_SETLEASE, F_RDLCK) == 0 ? 0 : 0; }
+static int do_notify(void) { return fcntl(open("/tmp", O_RDONLY | O_DIRECTORY), F_NOTIFY, DN_CREATE) == 0 ? 0 : 0; }
+/* on an unmapped page: even unconfined, nothing would be poisoned */
+static int do_hwpoison(void) { return madvise(NULL, 4096, 100 /* MADV_HWPOISON */) == 0 ? 0 : 0; }
+static int do_soft_offline(void) { return madvise(NULL, 4096, 101 /* MADV_SOFT_OFFLINE */) == 0 ? 0 : 0; }
+static int madvise_needed(void) {
+  void *m = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return 1;
+  return madvise(m, 1 << 16, MADV_DONTNEED) == 0 && madvise(m, 1 << 16, MADV_WILLNEED) == 0 ? 0 : 2;
+}
+
 static void expect_stopped(test_batch *t, const char *what, outcome o, const char *words) {
   char msg[160];
   snprintf(msg, sizeof msg, "%s: dies by SIGSYS", what);
@@ -150,6 +186,17 @@ int main(void) {
   expect_stopped(&t, "SIGKILL to itself", run(do_kill_self), "reads as a kill from outside");
   expect_stopped(&t, "ptrace", run(do_ptrace), "ptrace");
   expect_stopped(&t, "SIGSYS ignored", run(do_sigsys_ignore), "handling of SIGSYS");
+  INT_EQ(&t, run(fcntl_needed).code, 0, "fcntl: flags, descriptor flags and copies work; locks and F_GETOWN fail with EINVAL");
+  expect_stopped(&t, "F_SETOWN", run(do_setown), "signal a process on its behalf");
+  expect_stopped(&t, "F_SETOWN_EX", run(do_setown_ex), "signal a process on its behalf");
+  expect_stopped(&t, "F_SETSIG", run(do_setsig), "signal a process on its behalf");
+  expect_stopped(&t, "F_SETFL O_ASYNC", run(do_async), "signal a process on its behalf");
+  expect_stopped(&t, "F_SETFL O_ASYNC, high word set", run(do_async_high), "signal a process on its behalf");
+  expect_stopped(&t, "F_SETLEASE", run(do_lease), "signal a process on its behalf");
+  expect_stopped(&t, "F_NOTIFY", run(do_notify), "signal a process on its behalf");
+  INT_EQ(&t, run(madvise_needed).code, 0, "madvise: the runtime's advice is allowed");
+  expect_stopped(&t, "MADV_HWPOISON", run(do_hwpoison), "administers the system");
+  expect_stopped(&t, "MADV_SOFT_OFFLINE", run(do_soft_offline), "administers the system");
   struct stat st;
   OK(&t, stat("/tmp/kl_sandbox_test_should_not_exist", &st) != 0, "the file was not created");
 

@@ -334,12 +334,12 @@ describe("kl.emu prelude", function()
     local fs = { string.unpack(string.rep("f", 9), f:download()) }
     expect(fs[1]):equals(4.5 + 15)
     expect(fs[2]):near(math.exp(1), 1e-6)
-    expect(fs[3]):equals(0.125)
-    expect(fs[4]):equals(0.25)
+    expect(fs[3]):near(0.125, 2 * 2 ^ -26) -- __fdividef and rsqrtf: 2 ulp (the fast intrinsics' block below)
+    expect(fs[4]):near(0.25, 2 * 2 ^ -25)
     expect(fs[5]):equals(1.25)
     expect(fs[6]):equals(7)
     expect(fs[7]):near(10 * math.log(2), 1e-5)
-    expect(fs[8]):equals(1)
+    expect(fs[8]):near(1, 2 ^ -21.19) -- __sinf(0) is 0, __cosf(0) within 2^-21.19 of 1
     expect(fs[9]):equals(9)
     local is = { string.unpack(string.rep("i4", 43), i:download()) }
     expect(is[39]):equals(1000 - 245)
@@ -791,5 +791,142 @@ extern "C" __global__ void saxpy_overrun(int n, float a, const float *x, float *
     expect(replies[7].ok):is_false()
     expect(replies[7].verdict):equals("unsupported")
     expect(replies[7].error):equals("no timing on emu")
+  end)
+end)
+
+-- The fast intrinsics carry errors of the hardware's size (CUDA C
+-- Programming Guide, intrinsic accuracy table; rsqrtf: 2 ulp), so that a
+-- fast-math change the tolerance cannot hold fails on emu as on a GPU.
+describe("kl.emu fast intrinsics", function()
+  local OUTS, N = 13, 512
+  local function ulp_at(e)
+    local a = math.abs(e)
+    if a < 2 ^ -126 then return 2 ^ -149 end
+    local _, ex = math.frexp(a) -- a = m * 2^ex, m in [0.5, 1)
+    return 2 ^ (ex - 1 - 23)
+  end
+  local function ulps(r, e) return math.abs(r - e) / ulp_at(e) end
+  local function f32(v) return (string.unpack("f", string.pack("f", v))) end
+
+  -- a in [-10, 10], b = 2^[-7, 7]: both sides of [0.5, 2] and of [-pi, pi]
+  local xs, ys = {}, {}
+  local r = lcg(34)
+  for i = 1, N do xs[i] = f32(10 * r()) ys[i] = f32(2 ^ (7 * r())) end
+
+  local function run()
+    local m = module("fast_math")
+    local x <close> = emu.alloc(4 * N, "x", 4)
+    local y <close> = emu.alloc(4 * N, "y", 4)
+    local out <close> = emu.alloc(4 * N * OUTS, "out", 4)
+    x:upload(pack_floats(xs))
+    y:upload(pack_floats(ys))
+    expect(m:launch("sweep", { grid = N // 128, block = 128, args = { N, x, y, out } })):is_true()
+    return out:download()
+  end
+  local bytes = run()
+  local out = {}
+  for i = 0, N - 1 do out[i + 1] = unpack_n("f", OUTS, bytes:sub(1 + 4 * OUTS * i, 4 * OUTS * (i + 1))) end
+
+  -- Each intrinsic: its error never past the bound, and not zero: most
+  -- inputs err, and in both directions.
+  local function check(name, slot, exact, bound, measure)
+    it(name .. " errs up to its bound, both ways, never past it", function()
+      local checked, erred, up, down, worst = 0, 0, 0, 0, 0
+      for i = 1, N do
+        local a, b = xs[i], ys[i]
+        local e = exact(a, b)
+        local got = out[i][slot]
+        local b_i = bound(a, b, e)
+        if b_i then
+          checked = checked + 1
+          local err = measure == "ulp" and ulps(got, e) or math.abs(got - e)
+          if err > b_i * (1 + 1e-9) then
+            error(string.format("%s(%.9g, %.9g) = %.9g, exact %.17g: error %.4g over the bound %.4g", name, a, b, got, e, err, b_i), 0)
+          end
+          worst = math.max(worst, err / b_i)
+          if got ~= f32(e) then erred = erred + 1 end
+          if got > e then up = up + 1 elseif got < e then down = down + 1 end
+        end
+      end
+      expect(checked):at_least(N // 16)
+      expect(erred):at_least(checked // 2)
+      expect(up):at_least(checked // 8)
+      expect(down):at_least(checked // 8)
+      expect(worst):at_least(0.5) -- the worst case's size, not a token error
+    end)
+  end
+  local ln2 = math.log(2)
+  check("__expf", 1, function(a) return math.exp(a) end,
+    function(a) return 2 + math.floor(math.abs(1.173 * a)) end, "ulp")
+  check("__exp10f", 2, function(a) return 10 ^ a end,
+    function(a) return 2 + math.floor(math.abs(2.97 * a)) end, "ulp")
+  local function near_one(b) return b >= 0.5 and b <= 2 end
+  check("__logf [0.5, 2]", 3, function(_, b) return math.log(b) end,
+    function(_, b) return near_one(b) and 2 ^ -21.41 or nil end, "abs")
+  check("__logf elsewhere", 3, function(_, b) return math.log(b) end,
+    function(_, b) return not near_one(b) and 3 or nil end, "ulp")
+  check("__log2f [0.5, 2]", 4, function(_, b) return math.log(b, 2) end,
+    function(_, b) return near_one(b) and 2 ^ -22 or nil end, "abs")
+  check("__log2f elsewhere", 4, function(_, b) return math.log(b, 2) end,
+    function(_, b) return not near_one(b) and 2 or nil end, "ulp")
+  check("__log10f [0.5, 2]", 5, function(_, b) return math.log(b, 10) end,
+    function(_, b) return near_one(b) and 2 ^ -24 or nil end, "abs")
+  check("__log10f elsewhere", 5, function(_, b) return math.log(b, 10) end,
+    function(_, b) return not near_one(b) and 3 or nil end, "ulp")
+  check("__sinf [-pi, pi]", 6, function(a) return math.sin(a) end,
+    function(a) return math.abs(a) <= math.pi and 2 ^ -21.41 or nil end, "abs")
+  check("__cosf [-pi, pi]", 7, function(a) return math.cos(a) end,
+    function(a) return math.abs(a) <= math.pi and 2 ^ -21.19 or nil end, "abs")
+  -- outside [-pi, pi]: the single-precision reduction adds up to |x| 2^-23,
+  -- and 1/(2 pi) as a float is 6.3e-9 off (2 pi 6.3e-9 = 4e-8 per unit of x)
+  check("__sinf outside", 6, function(a) return math.sin(a) end,
+    function(a) return math.abs(a) > math.pi and 2 ^ -21.41 + math.abs(a) * (2 ^ -23 + 5e-8) or nil end, "abs")
+  check("__cosf outside", 7, function(a) return math.cos(a) end,
+    function(a) return math.abs(a) > math.pi and 2 ^ -21.19 + math.abs(a) * (2 ^ -23 + 5e-8) or nil end, "abs")
+  -- __sinf(x) * (1 / __cosf(x)), where cos is away from 0
+  check("__tanf", 8, function(a) return math.tan(a) end, function(a, _, e)
+    if math.abs(a) > 1 then return nil end
+    return (2 ^ -21.41 + math.abs(e) * 2 ^ -21.19) / math.abs(math.cos(a)) + 2 * ulp_at(e)
+  end, "abs")
+  -- exp2(y * __log2f(x)): log2's error, times y, becomes a relative error of 2^(...)
+  check("__powf", 9, function(a, b) return b ^ a end, function(a, b, e)
+    local l = math.log(b, 2)
+    local lerr = near_one(b) and 2 ^ -22 or 2 * ulp_at(l)
+    local p = a * l
+    return math.abs(e) * (ln2 * (math.abs(a) * lerr + ulp_at(p) / 2) * 1.001 + 2 ^ -21) + 2 * ulp_at(e)
+  end, "abs")
+  check("__fdividef", 10, function(a, b) return a / b end, function() return 2 end, "ulp")
+  check("rsqrtf", 11, function(_, b) return 1 / math.sqrt(b) end, function() return 2 end, "ulp")
+
+  it("leaves the libm function and the division exact", function()
+    for i = 1, N do
+      expect(ulps(out[i][12], math.exp(xs[i]))):at_most(1)
+      expect(out[i][13]):equals(f32(xs[i] / ys[i]))
+    end
+  end)
+  it("gives the same result for the same inputs, run after run", function()
+    expect(run() == bytes):is_true()
+  end)
+  it("behaves as the hardware in the special ranges", function()
+    local m = module("fast_math")
+    local o <close> = emu.alloc(4 * 15, "o", 4)
+    expect(m:launch("specials", { grid = 1, block = 32, args = { o } })):is_true()
+    local v = floats(o, 15)
+    local function nan(x) return x ~= x end
+    expect(v[1]):equals(0.0)
+    expect(nan(v[2])):is_true()
+    expect(ulps(v[3], 2 ^ -126)):at_most(2)
+    expect(v[4]):equals(0.0)
+    expect(nan(v[5])):is_true()
+    expect(v[6]):equals(-math.huge)
+    expect(v[7]):equals(-math.huge)
+    expect(v[8]):equals(math.huge)
+    expect(nan(v[9])):is_true()
+    expect(v[10]):equals(0.0)
+    expect(math.abs(v[11] - math.sin(f32(12345.678)))):at_most(2 ^ -21.41 + 12346 * (2 ^ -23 + 5e-8))
+    expect(v[12]):equals(math.huge)
+    expect(v[13]):equals(0.0)
+    expect(v[14]):equals(0.0)
+    expect(v[15]):equals(0.0)
   end)
 end)

@@ -80,3 +80,32 @@ describe("gate.evaluate on emu: integer inits and inputs built on the host", fun
   end)
   ctx:close(); pool:close()
 end)
+
+-- A fast-math change is judged on emu with the hardware's errors
+-- (gpu/emu/prelude.h): where the tolerance cannot hold them, it is wrong.
+describe("gate.evaluate on emu, fast intrinsics against a tight tolerance", function()
+  local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
+  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local dir = fixtures .. "/fast_math_tolerance"
+  local w = assert(workload.load(dir))
+  local precise = assert(require("klineage.files").read_text(dir .. "/v0.cu"))
+
+  it("passes the precise kernel", function()
+    expect(gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w).verdict):equals("ok")
+  end)
+  it("finds __expf wrong at e^60, where it errs by up to 72 ulp", function()
+    local src, n = precise:gsub("expf%(", "__expf(")
+    expect(n):equals(1)
+    local r = gate.evaluate(ctx, { source = src, file = "fast_exp.cu" }, w)
+    expect(r.verdict):equals("wrong")
+    expect(r.stages.correct.message):matches("^e: %d+ of %d+ elements off")
+  end)
+  it("finds __fdividef wrong where the denominator is in (2^126, 2^128): it returns 0", function()
+    local src, n = precise:gsub("q%[i%] = (%b()) / (%b());", "q[i] = __fdividef(%1, %2);")
+    expect(n):equals(1)
+    local r = gate.evaluate(ctx, { source = src, file = "fast_div.cu" }, w)
+    expect(r.verdict):equals("wrong")
+    expect(r.stages.correct.message):matches("^q: 1000 of 1000 elements off")
+  end)
+  ctx:close(); pool:close()
+end)

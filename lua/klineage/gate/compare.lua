@@ -78,8 +78,8 @@ function M.compare(ctx, a, b, w, opts)
                    a = { label = a.label, sha256 = hash.sha256(ta), source = ctx:store_source(ta) },
                    b = { label = b.label, sha256 = hash.sha256(tb), source = ctx:store_source(tb) },
                    provenance = opts.provenance }
-  local ka, sa = kernel.prepare(a, w, ctx.arch)
-  local kb, sb = ka and kernel.prepare(b, w, ctx.arch)
+  local ka, sa = kernel.prepare(a, w, ctx.arch, ctx.compile_limit)
+  local kb, sb = ka and kernel.prepare(b, w, ctx.arch, ctx.compile_limit)
   local result, f
   if not ka then
     f = verdicts.failure(sa.verdict, "a: " .. tostring(sa.message))

@@ -102,6 +102,9 @@ local function verdict_options(ctx, opts)
     sizes = opts.sizes or ctx.sizes, profile = opts.profile ~= false,
     metrics = metrics or nil, max_seconds = opts.max_seconds, min_samples = opts.min_samples,
     max_samples = opts.max_samples, warmup = opts.warmup,
+    -- a limit other than the default can turn a slow compile into compile_timeout
+    -- (absent at the default, so that earlier runs' keys still match)
+    compile_limit = ctx.compile_limit ~= require("klineage.cache").TIME_LIMIT and ctx.compile_limit or nil,
   }
 end
 
@@ -170,10 +173,10 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
   local worker = opts.worker or 1
   record.device = ctx.pool:device(worker)
   record.worker = worker
-  local cand, cstage = kernel.prepare(candidate, w, ctx.arch)
+  local cand, cstage = kernel.prepare(candidate, w, ctx.arch, ctx.compile_limit)
   record.stages.compile = cstage
   if not cand then return cstage.verdict end
-  local base, bstage = kernel.prepare(base_c, w, ctx.arch)
+  local base, bstage = kernel.prepare(base_c, w, ctx.arch, ctx.compile_limit)
   if not base then
     record.stages.compile = { verdict = "baseline_broken", message = "the baseline does not compile: " .. tostring(bstage.message),
                               cause = bstage.verdict }

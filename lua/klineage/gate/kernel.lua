@@ -8,10 +8,12 @@
 --       kinds[i] is "buf" for a pointer parameter, else a scalar type name
 --       of klineage.types ("i32", "f32", "u64", ...)
 --   kernel.baseline_of(w) -> the lineage's first version as a candidate | nil
---   kernel.prepare(candidate, w, arch) -> k, stage | nil, stage
+--   kernel.prepare(candidate, w, arch [, limit]) -> k, stage | nil, stage
 --       stage is the compile stage of the record ({ verdict, message, ms,
 --       cached, functions, cubin_bytes }); k = { source, entry, kinds,
---       cubin, file, sha256, resources, module }
+--       cubin, file, sha256, resources, module, compile_limit }; limit is
+--       the seconds each compile of k may take (NVRTC here, emu's host
+--       compile at the load), default cache.TIME_LIMIT
 local annotations = require "klineage.annotations"
 local cache = require "klineage.cache"
 local files = require "klineage.files"
@@ -83,13 +85,13 @@ local function refused(stage, f)
   return nil, stage
 end
 
-function M.prepare(c, w, arch)
+function M.prepare(c, w, arch, limit)
   local t0 = host.clock()
   local stage = {}
   local source, rerr = M.read(c)
   if not source then return refused(stage, rerr) end
   local entry = c.kernel or w.kernel
-  local res, cerr = cache.compile(source, { arch = arch, name = c.file or "candidate.cu" })
+  local res, cerr = cache.compile(source, { arch = arch, name = c.file or "candidate.cu", time_limit = limit })
   stage.ms = (host.clock() - t0) * 1e3
   if not res then return refused(stage, cerr) end
   stage.cached = res.cached
@@ -103,7 +105,7 @@ function M.prepare(c, w, arch)
   return {
     source = source, entry = entry, kinds = kinds, cubin = res.cubin, file = c.file or "candidate.cu",
     sha256 = hash.sha256(source), resources = res.functions[entry],
-    module = "m" .. hash.sha256(source .. entry):sub(1, 16),
+    module = "m" .. hash.sha256(source .. entry):sub(1, 16), compile_limit = limit,
   }, stage
 end
 

@@ -84,9 +84,9 @@ function Session:load(k)
   if self.pool.backend == "emu" then
     -- The engine compiles (g++, a trusted compiler on the kernel's text, as
     -- NVRTC is); the worker, sandboxed, only loads the shared object.
-    local built, f = require("klineage.emu").build(k.source, { name = k.file })
+    local built, f = require("klineage.emu").build(k.source, { name = k.file, time_limit = k.compile_limit })
     if not built then
-      if f.verdict == "io_error" then error(f, 0) end
+      if f.verdict == "io_error" or f.verdict == "compile_timeout" then error(f, 0) end
       -- a construct the emulator lacks, or one g++ rejects after NVRTC accepted it
       verdicts.raise("unsupported", "emu: " .. f.message)
     end

@@ -8,7 +8,8 @@
 --     timeout = 60,             -- seconds a request may take (per-request override)
 --     start_timeout = 60,       -- seconds for a new worker to answer hello
 --     argv = { ... },           -- default: { <klineage>, "worker", "--backend", backend }
---     env = { NAME = value },   -- added to each worker's environment
+--     env = { NAME = value },   -- added to each worker's environment; secret names never
+--                               -- are, and the engine's own are removed (clean_env.lua)
 --   }
 --   pool:size()
 --   pool:request(i, req [, timeout]) -> reply | nil, failure
@@ -230,8 +231,8 @@ function Pool:start(i)
   if not w then error("pool: no worker " .. tostring(i), 2) end
   if w.proc and w.proc:running() then return true end
   if w.proc then bury(w, false) end
-  local env = {}
-  for k, v in pairs(self.env) do env[k] = v end
+  -- no secrets: on emu the kernel is host code that can read them (clean_env.lua)
+  local env = require("klineage.worker.clean_env").overlay(self.env)
   if self.backend == "cuda" then env.CUDA_VISIBLE_DEVICES = w.device_id end
   local p, err = proc.spawn({ argv = self.argv, env = env })
   if not p then return failure("worker_unavailable", { message = "cannot start the worker: " .. err }) end
