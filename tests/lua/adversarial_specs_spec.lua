@@ -15,9 +15,9 @@ local saxpy = here .. "/../fixtures/workloads/saxpy/v0.cu"
 
 local MiB = 1 << 20
 local LIMITS = {
-  chunk = { instructions = 10000000, memory = 32 * MiB },
-  init = { instructions = 1000000, memory = 32 * MiB },
-  run = { instructions = 1000000, memory = 32 * MiB },
+  chunk = { instructions = 10000000, memory = 32 * MiB, seconds = 2 },
+  init = { instructions = 1000000, memory = 32 * MiB, seconds = 2 },
+  run = { instructions = 1000000, memory = 32 * MiB, seconds = 2 },
   buffer_bytes = 4096 * MiB,
 }
 
@@ -35,6 +35,11 @@ local AT_LOAD = {
   table_bomb = "exceeded the memory limit of 32 MiB (workload.LIMITS.chunk.memory)",
   pattern_bomb = "string.find: a pattern with 20 repetitions over 5000 characters",
   move_bomb = "table.move: 1 .. 9223372036854775807 is more than",
+  len_remove = "exceeded the instruction limit of 10000000 (workload.LIMITS.chunk.instructions)",
+  len_insert = "exceeded the instruction limit of 10000000 (workload.LIMITS.chunk.instructions)",
+  -- the copy it sorts grows one element per few instructions: either limit
+  len_sort = "(workload.LIMITS.chunk.",
+  index_chain = "exceeded the time limit of 2 s (workload.LIMITS.chunk.seconds)",
   gc_finalizer = "a spec's metatable may not have __gc",
   metatable_return = "workload.lua: the value it returns: a table with a metatable",
   index_trick = "workload.lua: buffers: a table with a metatable",
@@ -50,6 +55,8 @@ local AT_GATE = {
   init_forever = { "buffers.x.init: exceeded the instruction limit of 1000000 (workload.LIMITS.init.instructions)" },
   init_raises = { "buffers.x.init: ", "no input today" },
   init_memory = { "buffers.x.init: exceeded the memory limit of 32 MiB (workload.LIMITS.init.memory)" },
+  rep_empty = { "buffers.x.init returned 0 bytes, expected" },
+  init_len_insert = { "buffers.x.init: exceeded the instruction limit of 1000000 (workload.LIMITS.init.instructions)" },
   huge_buffer = { "buffers: 16.0 GiB in all at a = 2.0, n = 2147483648", "over the limit of 4.0 GiB (workload.LIMITS.buffer_bytes)" },
   run_raises = { "workload.lua: run: ", "boom", run = true },
   run_forever = { "run: exceeded the instruction limit of 1000000 (workload.LIMITS.run.instructions)", run = true },
