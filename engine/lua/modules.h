@@ -24,7 +24,8 @@
   X(safedir)          \
   X(sandbox)          \
   X(source)           \
-  X(vendor)
+  X(vendor)           \
+  X(watchdog)
 
 #define KL_DECLARE_OPEN(name) int luaopen_kl_##name(lua_State *L);
 KL_MODULES(KL_DECLARE_OPEN)

@@ -8,7 +8,10 @@
 -- failure (klineage.verdicts) that escapes a command prints one line,
 -- "klineage CMD: verdict: message", and exits 2 when its verdict blames the
 -- input (bad_input), else 1; any other error is a bug and propagates to the
--- host's traceback.
+-- host's traceback. What a line shows of outside text (a message, a name)
+-- goes through klineage.term.text: control characters as C escapes.
+local term = require "klineage.term"
+
 local M = {}
 
 -- The order of `klineage --help`.
@@ -66,7 +69,7 @@ function M.main(argv, home)
   if name == "--version" then name = "version" end
   local cmd = load_command(name)
   if not cmd then
-    io.stderr:write(string.format("klineage: unknown command '%s' (see 'klineage --help')\n", name))
+    io.stderr:write(string.format("klineage: unknown command '%s' (see 'klineage --help')\n", term.text(name)))
     return 2
   end
   local rest = table.move(argv, 2, #argv, 1, {})
@@ -80,14 +83,14 @@ function M.main(argv, home)
   local ok, result = pcall(cmd.run, rest, env)
   if ok then return result or 0 end
   if type(result) == "table" and result.usage then
-    io.stderr:write(string.format("klineage %s: %s\n", name, result.usage))
+    io.stderr:write(string.format("klineage %s: %s\n", name, term.text(result.usage)))
     return 2
   end
   -- A failure ({ verdict, message }) that escaped a command: say it, on one line.
   if type(result) == "table" and result.message then
     local verdict = tostring(result.verdict or "error")
     local message = tostring(result.message):gsub("\n.*", "")
-    io.stderr:write(string.format("klineage %s: %s: %s\n", name, verdict, message))
+    io.stderr:write(string.format("klineage %s: %s: %s\n", name, term.text(verdict), term.text(message)))
     local v = require("klineage.verdicts").get(verdict)
     return v and v.blame == "input" and 2 or 1
   end

@@ -80,13 +80,17 @@ local function open(path)
   return setmetatable({ handle = h, path = path, seq = lines }, Journal)
 end
 
+local redact = require "klineage.llm.redact"
+
 local function append(self, record)
   if type(record) ~= "table" then error("journal append: record must be a table", 2) end
   if not self.handle then error("journal append: journal is closed", 2) end
   self.seq = self.seq + 1
   if record.seq == nil then record.seq = self.seq end
   if record.time == nil then record.time = os.time() end
-  local ok, line = pcall(encoder.encode, record)
+  -- a key or a password written into a base URL or a command line stays
+  -- out of the file (klineage.llm.redact.text)
+  local ok, line = pcall(encoder.encode, redact.text(record))
   if not ok then return nil, "journal: cannot encode the record: " .. tostring(line) end
   if line:find("\n", 1, true) then return nil, "journal: encoded record has a newline" end
   local wok, werr = self.handle:write(line, "\n")

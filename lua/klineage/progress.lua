@@ -16,6 +16,8 @@
 --
 -- Off a terminal every call writes nothing: the line is for a person
 -- watching, and \r in a log or a pipe is noise.
+local term = require "klineage.term"
+
 local M = {}
 
 M.ENV = "KLINEAGE_PROGRESS" -- "1" shows the line off a terminal too, "0" never
@@ -72,7 +74,9 @@ function Line:text(what, best)
   local b = self.ctx.budget
   local cycles = b.limit and string.format("%d/%d", b.used, b.limit) or tostring(b.used)
   local tail = string.format("  cycles %s  %s", cycles, elapsed(self.clock() - self.t0))
-  local body = tostring(what) .. (best and best ~= "" and ("  " .. tostring(best)) or "")
+  -- what and best carry outside text (task names, kernels, messages): a
+  -- control character in them would break the \r rewrite, or worse
+  local body = term.text(what) .. (best and best ~= "" and ("  " .. term.text(best)) or "")
   local room = self.width - 1
   if #tail >= room then return fit(body .. tail, room) end
   return fit(body, room - #tail) .. tail
@@ -94,7 +98,7 @@ end
 
 function Line:say(text)
   if not self.on then return end
-  self.stream:write(CLEAR, fit(tostring(text), self.width - 1), "\n")
+  self.stream:write(CLEAR, fit(term.text(text), self.width - 1), "\n")
   self.shown = false
   if self.stream.flush then self.stream:flush() end
 end

@@ -4,18 +4,25 @@
 -- of its functions later (an init, a run). klineage.workload is its only
 -- user; it turns what comes back into failures that name the spec.
 --
---   sandbox.new() -> sb            one spec's environment and metatables
+--   sandbox.new([what]) -> sb      one spec's environment and metatables;
+--       what names the code in the watchdog's line ("the workload spec
+--       gpu/workloads/x/workload.lua"), already shown with C escapes
 --   sb.env                         the spec's globals (the whitelist below)
 --   sb:call(limits, fn, ...) -> true, fn's results | false, message, kind
 --       runs fn within limits = { instructions = n, memory = bytes
---       [, pause_gc = true] }. pause_gc stops the collector while the spec
+--       [, seconds = s] [, pause_gc = true] }. seconds bounds the wall-clock
+--       time of the spec's own code in the call, engine calls left out
+--       (default M.SECONDS; $KLINEAGE_SANDBOX_SECONDS, when set, replaces
+--       every limit's seconds). pause_gc stops the collector while the spec
 --       runs, for code that builds big tables (an init): it would traverse
 --       them again at every resize, for nothing to free; the cap's
 --       emergency collections do its work.
 --       kind is "error" (the spec raised: message is its text),
---       "instructions" or "memory" (message: "exceeded the instruction
---       limit of N", "exceeded the memory limit of N MiB"). An error raised by engine code the spec called through
---       sandbox.engine is raised again, unchanged: it is not the spec's.
+--       "instructions", "memory" or "seconds" (message: "exceeded the
+--       instruction limit of N", "exceeded the memory limit of N MiB",
+--       "exceeded the time limit of N s"). An error raised by engine code
+--       the spec called through sandbox.engine is raised again, unchanged:
+--       it is not the spec's.
 --   sandbox.engine(fn [, cost]) -> a function for spec code to call (a run's
 --       ctx:launch): fn runs as the engine does, outside the limits, and the
 --       call is charged `cost` instructions (default M.ENGINE_COST), so that
@@ -30,8 +37,9 @@
 --   assert error ipairs next pairs pcall rawequal rawget rawlen rawset select
 --   tonumber tostring type xpcall _VERSION, getmetatable and setmetatable
 --   (below), math (without random and randomseed: inputs come from the rng
---   the gate gives an init), string (without dump), table, utf8, and
---   randgen: rmat_csr, pack, unpack and size of kl.randgen.
+--   the gate gives an init), string and table as klineage.sandbox_lib
+--   guards them (no string.dump), utf8, and randgen: rmat_csr, pack,
+--   unpack and size of kl.randgen.
 -- Left out: os, io, require, load, loadfile, dofile, debug, package,
 -- collectgarbage, coroutine (a new coroutine would run without the
 -- instruction hook), print and warn (stdout may be a protocol stream).
@@ -49,37 +57,51 @@
 --     paged), and it costs nothing while no cap is set. A spec that keeps
 --     hitting the cap under a pcall, or makes the collector run at the cap
 --     more than COLLECTIONS times, is stopped by the hook.
+--   * time: the hook also reads a monotonic clock, so code that is slow
+--     per instruction (an __index chain 2000 tables long at every access)
+--     ends at limits.seconds too ("seconds").
 --   * C functions that loop without allocating or running Lua: a Lua
---     pattern can backtrack for hours on a short string, and table.move
---     walks any integer range. The spec's find, match, gmatch and gsub
---     refuse a pattern whose worst case exceeds PATTERN_WORK steps, and its
---     table.move ranges over at most MOVE_MAX elements. While spec code
---     runs, the strings' metatable points at the spec's string table, so
---     ("x"):find(...) is guarded too; the engine's own is put back whenever
---     the engine runs (an engine call, the end of the call).
+--     pattern can backtrack for hours on a short string, string.rep("", n)
+--     loops n times, table.remove walks whatever length __len claims.
+--     klineage.sandbox_lib guards the ones known (a clean error, or the
+--     work done in Lua under the hook). While spec code runs, the strings'
+--     metatable points at the spec's string table, so ("x"):find(...) is
+--     guarded too; the engine's own is put back whenever the engine runs
+--     (an engine call, the end of the call).
+--   * and whatever C loop is not known: kl.watchdog is armed while spec
+--     code runs, GRACE seconds (at most the limit itself) past the time
+--     limit. A call still in C then cannot be stopped soundly, so the
+--     process ends with one line that names the code and the limit, and
+--     exit code 2 (bad input).
 --   * metatables: setmetatable refuses __gc (a finalizer runs whenever the
 --     collector likes, outside every limit) and tables it did not make
 --     (the engine's failures a spec may catch); getmetatable shows only
 --     the metatables the spec set. Data that comes back to the engine goes
 --     through sandbox.plain, or is read raw.
+local lib = require "klineage.sandbox_lib"
 local memcap = require "kl.memcap"
 local randgen = require "kl.randgen"
+local watchdog = require "kl.watchdog"
 
 local M = {}
 
 M.STEP = 1000                -- instructions between two runs of the hook
 M.ENGINE_COST = 10000        -- instructions charged for one engine call
-M.PATTERN_WORK = 1e9         -- worst-case steps of one pattern function call
-M.MOVE_MAX = 1 << 26         -- elements of one table.move
+M.SECONDS = 60               -- wall-clock seconds of one call, where limits has none
+M.GRACE = 5                  -- seconds past the limit before the watchdog ends the process
 M.COLLECTIONS = 100          -- emergency collections at the cap in one call
 
 local real_getmetatable, real_setmetatable = getmetatable, setmetatable
 local raw_metatable = debug.getmetatable
 local sethook, gethook = debug.sethook, debug.gethook
-local s_byte, s_find, s_match, s_gmatch, s_gsub = string.byte, string.find, string.match, string.gmatch, string.gsub
-local t_move = table.move
+local clock = require("kl.host").clock
 local string_mt = raw_metatable("")
 local engine_string = string_mt.__index
+
+-- $KLINEAGE_SANDBOX_SECONDS: every call's time limit, for tests and for
+-- slow machines.
+local ENV_SECONDS = tonumber(os.getenv("KLINEAGE_SANDBOX_SECONDS") or "")
+if ENV_SECONDS and not (ENV_SECONDS > 0 and ENV_SECONDS < 1e8) then ENV_SECONDS = nil end
 
 -- The frame of the spec call running on each thread (coroutine).
 local frames = setmetatable({}, { __mode = "k" })
@@ -95,81 +117,14 @@ local engine_errors = setmetatable({}, { __mode = "k" })
 
 local function mib(bytes) return string.format("%.0f MiB", bytes / (1 << 20)) end
 
----------------------------------------------------------------- the guarded library
-
--- Repetitions in a Lua pattern: each quantifier, %b and back reference may
--- multiply the steps of a match by the subject's length. Over-counting is
--- safe: '-' or '*' inside a set is skipped, an escaped one too.
-local function repetitions(p)
-  local q, i, n = 0, 1, #p
-  while i <= n do
-    local c = s_byte(p, i)
-    if c == 37 then -- %
-      local d = s_byte(p, i + 1)
-      if d == 98 then q, i = q + 1, i + 4                     -- %bxy
-      elseif d and d >= 48 and d <= 57 then q, i = q + 1, i + 2 -- %1 .. %9
-      else i = i + 2 end
-    elseif c == 91 then -- [set]
-      i = i + 1
-      if s_byte(p, i) == 94 then i = i + 1 end
-      if s_byte(p, i) == 93 then i = i + 1 end
-      while i <= n and s_byte(p, i) ~= 93 do
-        if s_byte(p, i) == 37 then i = i + 1 end
-        i = i + 1
-      end
-      i = i + 1
-    else
-      if c == 42 or c == 43 or c == 45 or c == 63 then q = q + 1 end -- * + - ?
-      i = i + 1
-    end
-  end
-  return q
-end
-
-local function check_pattern(name, s, p, plain)
-  if type(s) ~= "string" and type(s) ~= "number" then return end -- the real function says what is wrong
-  if type(p) ~= "string" and type(p) ~= "number" then return end
-  s, p = tostring(s), tostring(p)
-  local q = plain and 0 or repetitions(p)
-  local work = (#s + 1.0) ^ (q + 1) * (#p + 1)
-  if work > M.PATTERN_WORK then
-    error(string.format("string.%s: a pattern with %d repetitions over %d characters may take %.3g steps (a spec may take %.0e)",
-      name, q, #s, work, M.PATTERN_WORK), 3)
-  end
-end
-
-local function guarded_string()
-  local s = {}
-  for k, v in pairs(string) do s[k] = v end
-  s.dump = nil
-  s.find = function(str, p, init, plain) check_pattern("find", str, p, plain) return s_find(str, p, init, plain) end
-  s.match = function(str, p, init) check_pattern("match", str, p) return s_match(str, p, init) end
-  s.gmatch = function(str, p, init) check_pattern("gmatch", str, p) return s_gmatch(str, p, init) end
-  s.gsub = function(str, p, repl, n) check_pattern("gsub", str, p) return s_gsub(str, p, repl, n) end
-  return s
-end
-
-local function guarded_table()
-  local t = {}
-  for k, v in pairs(table) do t[k] = v end
-  t.move = function(a1, f, e, to, a2)
-    local fi, ei = math.tointeger(f), math.tointeger(e)
-    if fi and ei and ei >= fi and (ei - fi >= M.MOVE_MAX or ei - fi < 0) then
-      error(string.format("table.move: %d .. %d is more than %d elements", fi, ei, M.MOVE_MAX), 2)
-    end
-    return t_move(a1, f, e, to, a2)
-  end
-  return t
-end
-
 local BASE = { "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget", "rawlen", "rawset",
                "select", "tonumber", "tostring", "type", "xpcall", "_VERSION" }
 
 local Sandbox = {}
 Sandbox.__index = Sandbox
 
-function M.new()
-  local sb = setmetatable({ metatables = setmetatable({}, { __mode = "k" }) }, Sandbox)
+function M.new(what)
+  local sb = setmetatable({ metatables = setmetatable({}, { __mode = "k" }), what = what or "sandboxed Lua code" }, Sandbox)
   local env = {}
   for _, k in ipairs(BASE) do env[k] = _G[k] end
   local m = {}
@@ -177,8 +132,8 @@ function M.new()
   m.random, m.randomseed = nil, nil
   local u = {}
   for k, v in pairs(utf8) do u[k] = v end
-  env.math, env.utf8, env.table = m, u, guarded_table()
-  env.string = guarded_string()
+  env.math, env.utf8, env.table = m, u, lib.table()
+  env.string = lib.string()
   env.randgen = { rmat_csr = randgen.rmat_csr, pack = randgen.pack, unpack = randgen.unpack, size = randgen.size }
   env.setmetatable = function(t, mt)
     if type(t) ~= "table" then error("bad argument #1 to 'setmetatable' (table expected, got " .. type(t) .. ")", 2) end
@@ -219,7 +174,8 @@ local function hook_for(frame)
         frame.tripped = "memory"
       else
         frame.left = frame.left - M.STEP
-        if frame.left < 0 then frame.tripped = "instructions" end
+        if frame.left < 0 then frame.tripped = "instructions"
+        elseif frame.spent + clock() - frame.t0 > frame.seconds then frame.tripped = "seconds" end
       end
       if frame.tripped then sethook(hook, "", 1) end
     end
@@ -228,7 +184,14 @@ local function hook_for(frame)
   return hook
 end
 
--- Spec code runs: its hook, its cap, its string table (and no collector).
+-- The line the watchdog leaves when the spec is stuck in C past its limit.
+local function watchdog_line(frame)
+  return string.format("klineage: stopped: %s ran past its time limit of %g s inside a C function that cannot be "
+    .. "interrupted (KLINEAGE_SANDBOX_SECONDS changes the limit)", frame.sb.what, frame.seconds)
+end
+
+-- Spec code runs: its hook, its cap, its string table, its clock and
+-- watchdog (and no collector).
 local function arm(frame)
   if frame.limits.pause_gc then
     frame.collecting = collectgarbage("isrunning")
@@ -238,10 +201,14 @@ local function arm(frame)
   frame.outer_index = string_mt.__index
   string_mt.__index = frame.sb.string
   sethook(frame.hook, "", frame.tripped and 1 or M.STEP)
+  frame.t0, frame.armed = clock(), true
+  watchdog.arm(math.max(0, frame.seconds - frame.spent) + math.min(M.GRACE, frame.seconds), watchdog_line(frame))
 end
 
 -- The engine runs: none of them.
 local function disarm(frame)
+  watchdog.disarm()
+  frame.spent, frame.armed = frame.spent + (clock() - frame.t0), false
   sethook()
   string_mt.__index = frame.outer_index
   memcap.set(frame.outer_cap)
@@ -262,6 +229,9 @@ local function finish(frame, ok, ...)
   if frame.tripped == "instructions" then
     return false, string.format("exceeded the instruction limit of %d", frame.limits.instructions), "instructions"
   end
+  if frame.tripped == "seconds" then
+    return false, string.format("exceeded the time limit of %g s", frame.seconds), "seconds"
+  end
   local refused = memcap.refusals()
   if frame.tripped == "memory" or (not ok and refused > frame.refused and e == "not enough memory") then
     return false, string.format("exceeded the memory limit of %s", mib(frame.limits.memory)), "memory"
@@ -275,7 +245,8 @@ function Sandbox:call(limits, fn, ...)
   local thread = coroutine.running()
   local refused, raised = memcap.refusals()
   local frame = { sb = self, limits = limits, left = limits.instructions, base = memcap.used(),
-                  refused = refused, raised = raised, parent = frames[thread] }
+                  refused = refused, raised = raised, parent = frames[thread],
+                  seconds = ENV_SECONDS or limits.seconds or M.SECONDS, spent = 0 }
   frame.hook = hook_for(frame)
   local prev_hook, prev_mask, prev_count = gethook()
   frames[thread] = frame
@@ -284,6 +255,13 @@ function Sandbox:call(limits, fn, ...)
     disarm(frame)
     frames[thread] = frame.parent
     if type(prev_hook) == "function" then sethook(prev_hook, prev_mask, prev_count) end
+    -- a call made while another spec call runs (no engine call between):
+    -- the outer one is watched again
+    local outer = frame.parent
+    if outer and outer.armed then
+      watchdog.arm(math.max(0, outer.seconds - outer.spent - (clock() - outer.t0)) + math.min(M.GRACE, outer.seconds),
+        watchdog_line(outer))
+    end
     return finish(frame, ...)
   end
   return done(pcall(fn, ...))

@@ -81,13 +81,15 @@ local MiB, GiB = 1 << 20, 1 << 30
 -- during one call. The largest real needs: raytrace's bench scene, 340 M
 -- instructions and 0.8 GB; bfs's RMAT graph, 0.6 GB built in C. An endless
 -- loop in an init ends after some 15 s of CPU (the count hook makes Lua
--- code about 40% slower while a spec runs).
+-- code about 40% slower while a spec runs). Seconds bound the wall-clock
+-- time of the spec's own code in one call (not the engine's: a run's
+-- launches are not counted), C functions included (spec_sandbox says how).
 M.LIMITS = {
   file_bytes = 4 * MiB,                                      -- the spec file
-  chunk = { instructions = 100000000, memory = 256 * MiB },  -- running the file
+  chunk = { instructions = 100000000, memory = 256 * MiB, seconds = 60 },  -- running the file
   -- one init function call, with the collector paused (spec_sandbox says why)
-  init = { instructions = 2000000000, memory = 4 * GiB, pause_gc = true },
-  run = { instructions = 1000000000, memory = 1 * GiB },     -- one run function call
+  init = { instructions = 2000000000, memory = 4 * GiB, seconds = 300, pause_gc = true },
+  run = { instructions = 1000000000, memory = 1 * GiB, seconds = 300 },  -- one run function call
   -- Every buffer of one size together: a quarter of the host's memory,
   -- since emu keeps the buffers, the reference's outputs and the copies it
   -- checksums on the host, and either backend builds init functions'
@@ -224,7 +226,7 @@ end
 -- A failure of the spec's own code at `field` (nil: the file itself), from
 -- what the sandbox said; a limit's message names the limit to change.
 local function spec_failure(path, field, class, message, kind)
-  if kind == "instructions" or kind == "memory" then
+  if kind == "instructions" or kind == "memory" or kind == "seconds" then
     message = string.format("%s (workload.LIMITS.%s.%s)", message, class, kind)
   end
   return verdicts.failure("bad_input", field and string.format("%s: %s: %s", path, field, message)
@@ -557,7 +559,7 @@ function M.load(name_or_path, opts)
   end
   -- Compiling is bounded by the file's size and the memory limit; running
   -- the chunk by both limits.
-  local sb = sandbox.new()
+  local sb = sandbox.new("the workload spec " .. require("klineage.files").display(path))
   local ok, chunk, err = sb:call(limits.chunk, load, text, "@" .. path, "t", sb.env)
   if not ok then return nil, spec_failure(path, nil, "chunk", chunk, err) end
   if not chunk then return nil, verdicts.failure("bad_input", err) end

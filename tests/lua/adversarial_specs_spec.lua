@@ -14,10 +14,15 @@ local specs = here .. "/../adversarial/specs"
 local saxpy = here .. "/../fixtures/workloads/saxpy/v0.cu"
 
 local MiB = 1 << 20
+local TIMED = { index_chain = 1 }
+
 local LIMITS = {
-  chunk = { instructions = 10000000, memory = 32 * MiB },
-  init = { instructions = 1000000, memory = 32 * MiB },
-  run = { instructions = 1000000, memory = 32 * MiB },
+  -- seconds: generous, so that on a loaded machine the limit a spec is
+  -- meant to meet still comes first; the specs meant to meet the time
+  -- limit get TIMED's
+  chunk = { instructions = 10000000, memory = 32 * MiB, seconds = 60 },
+  init = { instructions = 1000000, memory = 32 * MiB, seconds = 60 },
+  run = { instructions = 1000000, memory = 32 * MiB, seconds = 60 },
   buffer_bytes = 4096 * MiB,
 }
 
@@ -35,6 +40,11 @@ local AT_LOAD = {
   table_bomb = "exceeded the memory limit of 32 MiB (workload.LIMITS.chunk.memory)",
   pattern_bomb = "string.find: a pattern with 20 repetitions over 5000 characters",
   move_bomb = "table.move: 1 .. 9223372036854775807 is more than",
+  len_remove = "exceeded the instruction limit of 10000000 (workload.LIMITS.chunk.instructions)",
+  len_insert = "exceeded the instruction limit of 10000000 (workload.LIMITS.chunk.instructions)",
+  -- the copy it sorts grows one element per few instructions: either limit
+  len_sort = "(workload.LIMITS.chunk.",
+  index_chain = "exceeded the time limit of 1 s (workload.LIMITS.chunk.seconds)",
   gc_finalizer = "a spec's metatable may not have __gc",
   metatable_return = "workload.lua: the value it returns: a table with a metatable",
   index_trick = "workload.lua: buffers: a table with a metatable",
@@ -50,6 +60,8 @@ local AT_GATE = {
   init_forever = { "buffers.x.init: exceeded the instruction limit of 1000000 (workload.LIMITS.init.instructions)" },
   init_raises = { "buffers.x.init: ", "no input today" },
   init_memory = { "buffers.x.init: exceeded the memory limit of 32 MiB (workload.LIMITS.init.memory)" },
+  rep_empty = { "buffers.x.init returned 0 bytes, expected" },
+  init_len_insert = { "buffers.x.init: exceeded the instruction limit of 1000000 (workload.LIMITS.init.instructions)" },
   huge_buffer = { "buffers: 16.0 GiB in all at a = 2.0, n = 2147483648", "over the limit of 4.0 GiB (workload.LIMITS.buffer_bytes)" },
   run_raises = { "workload.lua: run: ", "boom", run = true },
   run_forever = { "run: exceeded the instruction limit of 1000000 (workload.LIMITS.run.instructions)", run = true },
@@ -86,7 +98,9 @@ describe("hostile specs: refused when they load", function()
   for name, want in pairs(AT_LOAD) do
     it(name, function()
       local t0 = host.clock()
-      local w, f = workload.load(specs .. "/" .. name, { limits = LIMITS })
+      local limits = LIMITS
+      if TIMED[name] then limits = { chunk = { instructions = 10000000, memory = 32 * MiB, seconds = TIMED[name] } } end
+      local w, f = workload.load(specs .. "/" .. name, { limits = limits })
       expect(w):is_nil()
       expect(f.verdict):equals("bad_input")
       expect(f.message):contains(specs .. "/" .. name .. "/workload.lua")

@@ -112,6 +112,88 @@ describe("spec_sandbox: the limits", function()
     expect(select(2, run("return #table.move({ 1, 2, 3 }, 1, 3, 2)"))):equals(4)
   end)
 
+  it("returns string.rep of the empty string at once, however many times", function()
+    expect(select(2, run("return #string.rep('', math.maxinteger) + #(''):rep(math.maxinteger, '')"))):equals(0)
+    expect(select(2, run("return ('ab'):rep(3, ',')"))):equals("ab,ab,ab")
+    local _, msg = run("return string.rep('', 1.5)")
+    expect(msg):contains("number has no integer representation")
+  end)
+
+  it("walks what __len claims in Lua, where the limits hold: insert, remove, unpack, sort, move", function()
+    local huge = "local t = setmetatable({}, { __len = function() return math.maxinteger - 1 end }) "
+    for _, code in ipairs({ "table.insert(t, 1, 'x')", "table.remove(t, 1)", "table.move(t, 1, math.maxinteger - 1, 2)" }) do
+      local ok, msg, kind = run(huge .. code)
+      expect(ok):is_false()
+      if kind ~= "instructions" then fail("%s: %s (%s)", code, msg, kind) end
+    end
+    -- a C function as __index: the sort's copy is made in Lua
+    local _, _, kind = run("table.sort(setmetatable({}, { __len = function() return (1 << 31) - 2 end, __index = rawlen }))",
+      { instructions = 2000000, memory = 1 << 30 })
+    expect(kind):equals("instructions")
+    local _, msg = run(huge .. "return table.unpack(t)")
+    expect(msg):contains("too many results to unpack")
+  end)
+
+  it("gives tables with a metatable the C functions' results", function()
+    local ok, a, b, c, d, e = run([[
+      local log = {}
+      local t = setmetatable({}, { __newindex = function(t, k, v) log[#log + 1] = k rawset(t, k, v) end })
+      table.insert(t, "a") table.insert(t, "c") table.insert(t, 2, "b") table.insert(t, 1, "z")
+      local removed = table.remove(t, 1) .. table.remove(t)
+      table.sort(t, function(x, y) return x > y end)
+      local moved = table.move(t, 1, 2, 2)
+      return table.concat(t, ","), removed, table.concat({ table.unpack(t, 1, 3) }, "+"), moved == t, #log > 0
+    ]])
+    expect(ok):is_true()
+    expect(a):equals("b,b,a")
+    expect(b):equals("zc")
+    expect(c):equals("b+b+a")
+    expect(d):is_true()
+    expect(e):is_true()
+    local _, msg = run("table.insert(setmetatable({}, {}), 5, 1)")
+    expect(msg):contains("bad argument #2 to 'insert' (position out of bounds)")
+    _, msg = run("return table.concat(setmetatable({ 1, {} }, {}))")
+    expect(msg):contains("invalid value (at index 2) in table for 'concat'")
+  end)
+
+  it("looks a gsub replacement table with a metatable up from Lua", function()
+    expect(select(2, run("return (('a b'):gsub('%w', setmetatable({}, { __index = function(_, k) return k:upper() end })))")))
+      :equals("A B")
+    local _, _, kind = run([[
+      local t = {}
+      for _ = 1, 1990 do t = setmetatable({}, { __index = t }) end
+      return (('x'):rep(1 << 22):gsub('.', t))
+    ]], { instructions = 1 << 40, memory = 64 << 20, seconds = 1 })
+    expect(kind):equals("seconds")
+  end)
+
+  it("ends code that is slow per instruction at the time limit", function()
+    local t0 = require("kl.host").clock()
+    local ok, msg, kind = run([[
+      local t = {}
+      for _ = 1, 1990 do t = setmetatable({}, { __index = t }) end
+      local x
+      while true do x = t.missing end
+    ]], { instructions = 1 << 40, memory = 16 * MiB, seconds = 0.5 })
+    expect(ok):is_false()
+    expect(kind):equals("seconds")
+    expect(msg):equals("exceeded the time limit of 0.5 s")
+    expect(require("kl.host").clock() - t0):at_most(30)
+    expect(require("kl.watchdog").left()):is_nil()
+  end)
+
+  it("does not count the engine's time, and watches the spec only while it runs", function()
+    local seen
+    local slow = sandbox.engine(function()
+      seen = require("kl.watchdog").left()
+      local t0 = require("kl.host").clock()
+      while require("kl.host").clock() - t0 < 0.6 do end
+    end)
+    local ok = run("local f = ... ; f() ; f()", { instructions = 1 << 30, memory = 16 * MiB, seconds = 0.5 }, slow)
+    expect(ok):is_true()
+    expect(seen):is_nil()
+  end)
+
   it("puts the engine's hook, cap and string table back, on success and on failure", function()
     local before = engine_state()
     run("return 1")

@@ -122,7 +122,7 @@ options:
     local verdicts = require "klineage.verdicts"
     local host = require "kl.host"
     local w = require("klineage.cli").load_workload(a.positional[1])
-    io.stderr:write(string.format("klineage bench: workload %s (%s)\n", w.name, files.display(w.path)))
+    io.stderr:write(string.format("klineage bench: workload %s (%s)\n", require("klineage.term").text(w.name), files.display(w.path)))
     if not w.lineage or #w.lineage == 0 then args.usage_error("%s has no lineage", files.display(w.path)) end
     if a.budget and not math.tointeger(a.budget) then args.usage_error("--budget needs a whole number, got %s", a.budget) end
     if a.max_seconds and not (a.max_seconds > 0) then args.usage_error("--max-seconds needs a positive number, got %s", a.max_seconds) end

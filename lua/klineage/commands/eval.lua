@@ -73,6 +73,7 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     local eval = require "klineage.eval"
     local files = require "klineage.files"
     local host = require "kl.host"
+    local term = require "klineage.term"
     local slurm = slurm_options.from_args(a, a.backend)
     if a.slurm and (a.seconds or a.json) then args.usage_error("--%s has no meaning with --slurm", a.seconds and "seconds" or "json") end
     local plan = plan_mod.from_args(a)
@@ -82,7 +83,7 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     end
     assert(require("kl.proc").mkdir_p(opts.runs))
     if not a.quiet then
-      io.stderr:write(string.format("klineage eval: %s, %d tasks x %d policies = %d units, budget %d, in %s\n", suite.name,
+      io.stderr:write(string.format("klineage eval: %s, %d tasks x %d policies = %d units, budget %d, in %s\n", term.text(suite.name),
         #suite.tasks, #plan.policies, #units, opts.budget, files.display(opts.runs)))
     end
     local line = not a.quiet and require("klineage.progress").line(io.stderr, { budget = { used = 0 } }) or nil
@@ -101,14 +102,15 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     end
     if line then line:done() end
     local jok, jf = eval.journal_units(opts, { "klineage", "eval", table.unpack(argv) }, results)
-    if not jok then io.stderr:write("klineage eval: the eval's journal could not be written: ", tostring(jf.message or jf), "\n") end
+    if not jok then io.stderr:write("klineage eval: the eval's journal could not be written: ", term.text(jf.message or jf), "\n") end
     local rows = eval.aggregate(results)
     if a.json then
       print((require("klineage.stable_json").encode({ suite = suite.name, units = results, policies = rows, complete = complete }):gsub("\\/", "/")))
       return 0
     end
-    io.stdout:write(require("klineage.eval.table").text(results, rows,
-      not complete and { finished = #results, of = #units } or nil))
+    -- task names are folder names, and the table quotes failures: outside text
+    io.stdout:write(term.text(require("klineage.eval.table").text(results, rows,
+      not complete and { finished = #results, of = #units } or nil), true))
     if jok then require("klineage.report").after_run("eval", opts.runs, a.quiet) end
     return 0
   end,

@@ -48,7 +48,7 @@ options:
     local a = args.parse(argv, { flags = FLAGS, min = 1, max = 1 })
     local files = require "klineage.files"
     local w = require("klineage.cli").load_workload(a.positional[1])
-    io.stderr:write(string.format("klineage gate: workload %s (%s)\n", w.name, files.display(w.path)))
+    io.stderr:write(string.format("klineage gate: workload %s (%s)\n", require("klineage.term").text(w.name), files.display(w.path)))
     local file = a.kernel or (w.lineage and w.dir .. "/" .. w.lineage[#w.lineage])
     if not file then args.usage_error("the workload has no lineage: give --kernel FILE") end
     -- An unreadable kernel is the user's input error, before any run

@@ -56,18 +56,20 @@ options:
       io.stderr:write("klineage journal: ", tostring(warnings), "\n")
       return 1
     end
-    for _, w in ipairs(warnings) do io.stderr:write("klineage journal: ", w, "\n") end
+    local t = require("klineage.term").text
+    for _, w in ipairs(warnings) do io.stderr:write("klineage journal: ", t(w), "\n") end
     if a.json then
       print((require("klineage.stable_json").encode(records):gsub("\\/", "/")))
       return 0
     end
     local out = io.stdout
-    out:write(string.format("run %s: %d records\n", dir, #records))
+    out:write(string.format("run %s: %d records\n", t(dir), #records))
     out:write(string.format("%5s  %-8s %-30s %-16s %s\n", "seq", "kind", "what", "verdict", "detail"))
     for _, r in ipairs(records) do
       local kind, what, verdict, detail = describe(r)
       local seq = math.tointeger(r.seq) or r.seq or "?" -- JSON numbers come back floats
-      out:write(string.format("%5s  %-8s %-30s %-16s %s\n", tostring(seq), kind, what, verdict, detail))
+      -- every field is the journal's, so outside text: escaped
+      out:write(string.format("%5s  %-8s %-30s %-16s %s\n", t(seq), t(kind), t(what), t(verdict), t(detail)))
     end
     return 0
   end,

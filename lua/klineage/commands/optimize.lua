@@ -138,7 +138,8 @@ options:
       ctx:record(record)
       if not source then
         ctx:close()
-        io.stderr:write("klineage optimize: the LLM wrote no usable baseline: ", tostring(type(call) == "table" and call.message or call), "\n")
+        io.stderr:write("klineage optimize: the LLM wrote no usable baseline: ",
+          require("klineage.term").text(type(call) == "table" and call.message or call), "\n")
         return 1
       end
       text = source
@@ -167,7 +168,7 @@ options:
     end
     require("klineage.report").after_run("optimize", run_dir, a.quiet)
     if not summary then
-      io.stderr:write("klineage optimize: ", tostring(f), "\n")
+      io.stderr:write("klineage optimize: ", require("klineage.term").text(f), "\n")
       return f.verdict == "bad_input" and 2 or 1
     end
     summary.run = run_dir
@@ -177,9 +178,10 @@ options:
       return 0
     end
     io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d decisions, %d gate cycles, %.1f s; stopped: %s\n",
-      label, summary.policy, summary.backend, #summary.steps, summary.decisions, summary.cycles, summary.seconds, summary.stopped))
+      require("klineage.term").text(label), summary.policy, summary.backend, #summary.steps, summary.decisions, summary.cycles, summary.seconds,
+      require("klineage.term").text(summary.stopped)))
     for _, s in ipairs(summary.steps) do
-      io.stdout:write(string.format("  %d. %-30s %-28s %s\n", s.step, s.skill, tostring(s.site), fmt_effect(s.effect)))
+      io.stdout:write(string.format("  %d. %-30s %-28s %s\n", s.step, require("klineage.term").text(s.skill), require("klineage.term").text(s.site), fmt_effect(s.effect)))
     end
     if not summary.measured then io.stdout:write("  (no effect was measured: the " .. summary.backend .. " backend times nothing)\n") end
     if summary.out then io.stdout:write("optimized kernel: " .. files.display(summary.out) .. "\n") end

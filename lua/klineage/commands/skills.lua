@@ -78,8 +78,9 @@ local function list(a, dir)
     return 0
   end
   for _, r in ipairs(records) do
-    io.stdout:write(string.format("%-28s %-11s %-9s %2d pre %2d guards %7s  %s\n", r.id, r.status, r.confidence.level,
-      #r.preconditions, #r.guards, median_text(r), r.intent))
+    local t = require("klineage.term").text
+    io.stdout:write(string.format("%-28s %-11s %-9s %2d pre %2d guards %7s  %s\n", t(r.id), t(r.status), t(r.confidence.level),
+      #r.preconditions, #r.guards, median_text(r), t(r.intent)))
   end
   io.stderr:write(string.format("%d skill%s in %s\n", #records, #records == 1 and "" or "s", require("klineage.files").display(dir)))
   return 0
@@ -88,14 +89,14 @@ end
 local function show(a, dir)
   if not a.positional[2] then fail("klineage skills show needs a skill ID") end
   local r = find(load_repo(dir), a.positional[2], dir)
-  io.stdout:write(assert(require("klineage.skills.serialize").record(r)))
+  io.stdout:write(require("klineage.term").text(assert(require("klineage.skills.serialize").record(r)), true))
   return 0
 end
 
 local function explain(a, dir)
   if not a.positional[2] then fail("klineage skills explain needs a skill ID") end
   local r = find(load_repo(dir), a.positional[2], dir)
-  io.stdout:write(require("klineage.skills.explain").skill(r), "\n")
+  io.stdout:write(require("klineage.term").text(require("klineage.skills.explain").skill(r), true), "\n")
   return 0
 end
 
@@ -127,7 +128,7 @@ local function match(a, dir)
     if row.status == "candidate" then candidates = candidates + 1 end
     local line = string.format("%-5s %-28s %-20s %-9s", tostring(row.line or "-"), row.skill, tostring(row.site or "-"), row.status)
     if row.blocked_by then line = line .. " " .. row.blocked_by.text end
-    io.stdout:write(line, "\n")
+    io.stdout:write(require("klineage.term").text(line), "\n")
     for _, c in ipairs(row.unknown) do
       if c ~= (row.blocked_by and row.blocked_by.condition) then
         io.stdout:write(string.format("      unknown: %s (fact %s could not be computed)\n", describe.condition(c), c[1]))
@@ -182,7 +183,9 @@ local function learn(a)
   end
   local arch = a.arch or DEFAULT_ARCH
   local observations, problems = require("klineage.skills.extract").folders(dirs, { arch = arch })
-  for _, p in ipairs(problems) do io.stderr:write(string.format("skipped: %s: %s\n", files.display(p.path), p.message)) end
+  for _, p in ipairs(problems) do
+    io.stderr:write(string.format("skipped: %s: %s\n", files.display(p.path), require("klineage.term").text(p.message)))
+  end
   local records = require("klineage.skills.learn").repository(observations, { arch = arch })
   io.stderr:write(string.format("%d observations from %d run folders: %d skills\n", #observations, #dirs, #records))
   return write_out(a.out, records, "learn")

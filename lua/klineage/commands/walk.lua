@@ -203,7 +203,7 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     -- The report before the summary, so that the summary stays the last output.
     require("klineage.report").after_run("walk", run_dir, a.quiet)
     if not summary then
-      io.stderr:write("klineage walk: ", tostring(f), "\n")
+      io.stderr:write("klineage walk: ", require("klineage.term").text(f), "\n")
       return f.verdict == "bad_input" and 2 or 1
     end
     summary.run = run_dir
@@ -213,11 +213,11 @@ from it; the merge job pools them with the skills merge into RUN/skills.
       print(json)
       return 0
     end
-    io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d gate cycles, %.1f s; stopped: %s\n", w.name,
-      summary.policy, summary.backend, #summary.steps, summary.cycles, summary.seconds, summary.stopped))
+    io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d gate cycles, %.1f s; stopped: %s\n", require("klineage.term").text(w.name),
+      summary.policy, summary.backend, #summary.steps, summary.cycles, summary.seconds, require("klineage.term").text(summary.stopped)))
     io.stdout:write(string.format("%-4s %-34s %-34s %-30s %s\n", "step", "from", "to", "effect", "explained"))
     for _, s in ipairs(summary.steps) do
-      io.stdout:write(string.format("%-4d %-34s %-34s %-30s %s\n", s.step, s.from:sub(1, 34), s.to:sub(1, 34),
+      io.stdout:write(string.format("%-4d %-34s %-34s %-30s %s\n", s.step, require("klineage.term").text(s.from:sub(1, 34)), require("klineage.term").text(s.to:sub(1, 34)),
         fmt_effect(s.effect):sub(1, 30), fmt_explained(s.explained)))
     end
     if run_dir then io.stdout:write("journal: ", files.display(run_dir), "\n") end

@@ -203,6 +203,21 @@ local function resolve(cfg, getenv)
   return r
 end
 
+-- The environment of a command provider's program: this process's, less
+-- the LLM settings and keys it is not meant for. It keeps
+-- KLINEAGE_LLM_API_KEY (the key the user gives whatever model klineage is
+-- pointed at: a wrapper around a hosted model needs it) and gets
+-- KLINEAGE_LLM_MODEL; OPENAI_API_KEY, ANTHROPIC_API_KEY and the other
+-- KLINEAGE_LLM_* (a base URL may hold a password) are taken out.
+local function child_env(r)
+  local env = {}
+  for _, name in pairs(ENV) do env[name] = false end
+  for _, name in ipairs(redact.KEY_NAMES) do env[name] = false end
+  env.KLINEAGE_LLM_API_KEY = nil
+  env.KLINEAGE_LLM_MODEL = r.model or false
+  return env
+end
+
 local Client = {}
 Client.__index = Client
 
@@ -216,13 +231,17 @@ function M.from_config(cfg)
   local r, f = resolve(cfg, getenv)
   if not r then return nil, f end
   local key = nonempty(getenv("KLINEAGE_LLM_API_KEY")) or (KEY_ENV[r.provider] and nonempty(getenv(KEY_ENV[r.provider])))
-  local scrub = redact.new({ key })
+  -- every provider's key, not only the one in use: a wrapper's stderr or a
+  -- server's echo may hold any of them
+  local secrets = redact.env_secrets(getenv)
+  secrets[#secrets + 1] = key
+  local scrub = redact.new(secrets)
   local sleep = r.sleep or require("kl.proc").sleep
   local ctx = {
     name = r.provider, http = r.http or require("kl.http"), sleep = sleep, scrub = scrub, log = r.log,
     bucket = ratelimit.new { rpm = r.rpm, burst = r.burst, clock = r.clock, sleep = sleep },
     timeout = r.timeout, retries = r.retries, backoff = r.backoff, max_backoff = r.max_backoff,
-    max_wait = r.max_wait, now_epoch = r.now_epoch,
+    max_wait = r.max_wait, now_epoch = r.now_epoch, child_env = child_env(r),
   }
   -- the key lives in this closure only: never in the client table, so no
   -- dump of the client (a journal, a debugger) can show it

@@ -5,6 +5,15 @@
 --       literal keys given) and every credential-shaped text replaced by
 --       "[redacted]"; scrub(table) scrubs every string in a copy of it
 --   redact.MARK -> "[redacted]"
+--   redact.KEY_NAMES -> the variables that hold a provider's key: every one
+--       is scrubbed, whichever provider is in use (a key of another
+--       provider can still show up in a wrapper's stderr)
+--   redact.env_secrets([getenv]) -> the values of KEY_NAMES that are set
+--   redact.text(v) -> v scrubbed for a journal, a report or a terminal: the
+--       keys of this process's environment, a URL's user:password@ and the
+--       credential query parameters. Narrower than new()'s scrub (no
+--       Bearer or header forms, which ordinary words could match); a
+--       table is scrubbed as a copy, as new()'s.
 --
 -- Credential-shaped, whether or not the key is known (a key written into a
 -- base URL by hand): a URL's user:password@, a query parameter whose name
@@ -37,7 +46,9 @@ local function credential_name(name)
   return false
 end
 
-local function scrub_string(s, secrets)
+M.KEY_NAMES = { "KLINEAGE_LLM_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY" }
+
+local function scrub_string(s, secrets, narrow)
   for _, secret in ipairs(secrets) do
     local from = 1
     while true do
@@ -51,6 +62,7 @@ local function scrub_string(s, secrets)
   s = s:gsub("([?&;])([%w_%-%.]+)=([^&#%s\"']+)", function(sep, name, value)
     if credential_name(name) and value ~= M.MARK then return sep .. name .. "=" .. M.MARK end
   end)
+  if narrow then return s end
   s = s:gsub("([Bb][Ee][Aa][Rr][Ee][Rr]%s+)([^%s\"',;]+)", function(lead, value)
     if value ~= M.MARK then return lead .. M.MARK end
   end)
@@ -62,17 +74,17 @@ local function scrub_string(s, secrets)
   return s
 end
 
-local function scrub_any(v, secrets, seen)
-  if type(v) == "string" then return scrub_string(v, secrets) end
+local function scrub_any(v, secrets, seen, narrow)
+  if type(v) == "string" then return scrub_string(v, secrets, narrow) end
   if type(v) ~= "table" then return v end
   if seen[v] then return seen[v] end
   local out = {}
   seen[v] = out
-  for k, x in pairs(v) do out[scrub_any(k, secrets, seen)] = scrub_any(x, secrets, seen) end
+  for k, x in pairs(v) do out[scrub_any(k, secrets, seen, narrow)] = scrub_any(x, secrets, seen, narrow) end
   return setmetatable(out, getmetatable(v))
 end
 
-function M.new(secrets)
+local function usable(secrets)
   local list = {}
   for _, s in ipairs(secrets or {}) do
     -- a very short "key" would blank out ordinary words: refuse it loudly
@@ -80,7 +92,29 @@ function M.new(secrets)
     if #s >= 4 then list[#list + 1] = s end
   end
   table.sort(list, function(a, b) return #a > #b end) -- a key inside a longer one
+  return list
+end
+
+function M.new(secrets)
+  local list = usable(secrets)
   return function(v) return scrub_any(v, list, {}) end
+end
+
+function M.env_secrets(getenv)
+  getenv = getenv or os.getenv
+  local out = {}
+  for _, name in ipairs(M.KEY_NAMES) do
+    local v = getenv(name)
+    if type(v) == "string" and v ~= "" then out[#out + 1] = v end
+  end
+  return out
+end
+
+-- The environment does not change under us: its keys are read once.
+local env_list
+function M.text(v)
+  env_list = env_list or usable(M.env_secrets())
+  return scrub_any(v, env_list, {}, true)
 end
 
 return M

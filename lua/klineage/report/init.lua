@@ -68,6 +68,8 @@ local function open_run(dir)
   if not records then
     return nil, verdicts.failure("bad_input", string.format("'%s' is not a run folder: %s", files.display(dir), warnings.message))
   end
+  -- a journal written before its credentials were scrubbed on the way in
+  records = require("klineage.llm.redact").text(records)
   if #records == 0 then return nil, verdicts.failure("bad_input", string.format("the journal in '%s' is empty", files.display(dir))) end
   local first = records[1]
   local spec = first.specs and first.specs[1]

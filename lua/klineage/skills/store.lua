@@ -21,8 +21,9 @@
 -- Skill files may come from strangers, so a file is loaded as data, never
 -- run as code with our powers: text only (load mode "t": a precompiled
 -- chunk is refused), an empty environment (no os, io, require), and the
--- spec sandbox's budget of instructions and memory (a loop or a string
--- doubled forty times is stopped, not waited for). What it returns is
+-- spec sandbox's budget of instructions, memory and wall-clock seconds (a
+-- loop, a string doubled forty times or a C function that never returns
+-- is stopped, not waited for). What it returns is
 -- copied as plain tables, then validated.
 --
 -- A save is atomic: the text goes to a temporary file in the same folder
@@ -37,7 +38,7 @@ local verdicts = require "klineage.verdicts"
 local M = {}
 
 M.MAX_BYTES = 4 * 1024 * 1024
-M.LIMITS = { instructions = 10 * 1000 * 1000, memory = 256 * 1024 * 1024 }
+M.LIMITS = { instructions = 10 * 1000 * 1000, memory = 256 * 1024 * 1024, seconds = 30 }
 
 local function join(dir, name)
   if dir:sub(-1) == "/" then return dir .. name end
@@ -51,7 +52,7 @@ local function load_file(path)
   local text, rf = files.read_file(path, M.MAX_BYTES)
   if not text then return nil, rf.message end
   if text:sub(1, 1) == "\27" then return nil, "a precompiled Lua chunk, not a skill record (records are text)" end
-  local sb = sandbox.new()
+  local sb = sandbox.new("the skill file " .. files.display(path))
   local ok, chunk, err = sb:call(M.LIMITS, load, text, "=" .. files.display(path), "t", {})
   if not ok then return nil, chunk end
   if not chunk then return nil, (tostring(err):gsub("\n.*", "")) end

@@ -8,14 +8,20 @@
 -- integer or a float (the skill serializer writes 0 and 0.0 apart), so a
 -- JSON round trip would learn different records. string.format("%q")
 -- writes every number exactly (a float as a hex float), every string
--- byte for byte. It is read as data: text only, an empty environment.
+-- byte for byte. It is read as data: text only, an empty environment,
+-- within the spec sandbox's limits (M.LIMITS: a file that loops, in Lua or
+-- in a C function, ends instead of holding every unit of the eval).
 --
 --   observations.write(path, list) -> true | nil, failure (io_error)
 --   observations.read(path) -> list | nil, failure (bad_input)
 local files = require "klineage.files"
+local sandbox = require "klineage.spec_sandbox"
 local verdicts = require "klineage.verdicts"
 
 local M = {}
+
+-- Generous: the file is the eval's own, up to a GiB of table constructors.
+M.LIMITS = { instructions = 1 << 50, memory = 1 << 36, seconds = 600 }
 
 local function emit(v, out)
   local t = type(v)
@@ -66,10 +72,17 @@ end
 function M.read(path)
   local text, f = files.read_file(path, 1 << 30)
   if not text then return nil, f end
-  local chunk, err = load(text, "=" .. path, "t", {})
+  local sb = sandbox.new("the observations file " .. files.display(path))
+  local loaded, chunk, err = sb:call(M.LIMITS, load, text, "=" .. path, "t", {})
+  if not loaded then err = chunk end
   if not chunk then return nil, verdicts.failure("bad_input", string.format("%s: %s", files.display(path), err)) end
-  local ok, list = pcall(chunk)
-  if not ok or type(list) ~= "table" then
+  local ok, list, why = sb:call(M.LIMITS, chunk)
+  if not ok and why ~= "error" then
+    return nil, verdicts.failure("bad_input", string.format("%s: %s", files.display(path), list))
+  end
+  -- an empty environment has no setmetatable: what comes back is plain
+  if not ok then list = nil end
+  if type(list) ~= "table" then
     return nil, verdicts.failure("bad_input", string.format("%s does not hold a list of observations", files.display(path)))
   end
   return list

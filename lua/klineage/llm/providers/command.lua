@@ -2,8 +2,9 @@
 -- is the answer. `command` is a shell command line (run by /bin/sh -c) or
 -- an argv list. The program sees KLINEAGE_LLM_MODEL (when a model is set);
 -- a system prompt comes first on stdin, followed by a blank line. It
--- inherits this process's environment (API keys included: a wrapper
--- around a hosted model needs its key).
+-- inherits this process's environment less the LLM settings and keys it
+-- is not meant for (ctx.child_env, klineage.llm says which): it keeps
+-- KLINEAGE_LLM_API_KEY, for a wrapper around a hosted model.
 --
 --   command.complete(ctx, cfg, prompt, system) -> text, {} | nil, failure
 --       llm_unavailable: the program cannot start, exits non-zero (its
@@ -27,7 +28,7 @@ end
 function M.complete(ctx, cfg, prompt, system)
   local scrub = ctx.scrub
   local input = system and (system .. "\n\n" .. prompt) or prompt
-  local p, err = proc.spawn { argv = argv_of(cfg.command), env = { KLINEAGE_LLM_MODEL = cfg.model or false } }
+  local p, err = proc.spawn { argv = argv_of(cfg.command), env = ctx.child_env or { KLINEAGE_LLM_MODEL = cfg.model or false } }
   if not p then
     return nil, verdicts.failure("llm_unavailable", scrub("the command cannot start: " .. err), { attempts = 1 })
   end
