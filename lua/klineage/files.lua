@@ -27,6 +27,8 @@
 --       inputs (paths; the same file by device and inode, through links and
 --       hard links); io_error: a write, flush or rename failed (a full
 --       disk): the old file stays as it was and no temporary is left
+--   files.check_out(path [, inputs]) -> true | nil, failure: write_out's
+--       refusals alone, for a command to check before it works
 --   files.display(path) -> path with control characters as C escapes
 --       (\n, \t, \ooo), for one-line messages
 --   files.write_atomic(path, data) -> true | nil, failure (io_error)
@@ -119,16 +121,17 @@ local function split(path)
   return dir, base
 end
 
-function M.write_out(path, data, inputs)
-  local fs, proc = require "kl.fs", require "kl.proc"
-  local function refuse(id, fmt, ...) return nil, verdicts.failure(id, string.format(fmt, ...)) end
+local function refuse(id, fmt, ...) return nil, verdicts.failure(id, string.format(fmt, ...)) end
+
+-- The path write_out's rename lands on, and the file there now (nil when
+-- none): the file a link leads to, else the name in its folder's real path
+-- (a rename never crosses file systems).
+local function out_target(path, inputs)
+  local fs = require "kl.fs"
   local shown = M.display(path)
   local dir, base = split(path)
   if base == "" or base == "." or base == ".." then return refuse("bad_input", "cannot write '%s': not a file name", shown) end
-  -- Where the rename lands: the file a link leads to, else the name itself
-  -- in its folder's real path (a rename never crosses file systems).
   local st = fs.stat(path)
-  local target
   if st then
     if st.type ~= "file" then return refuse("bad_input", "cannot write '%s': a %s, not a regular file", shown, st.type) end
     for _, input in ipairs(inputs or {}) do
@@ -137,12 +140,27 @@ function M.write_out(path, data, inputs)
         return refuse("bad_input", "will not write '%s': it is an input of this command ('%s')", shown, M.display(input))
       end
     end
-    target = assert(fs.realpath(path))
-  else
-    local real, rerr = fs.realpath(dir)
+    local real, rerr = fs.realpath(path)
     if not real then return refuse("io_error", "cannot write '%s': %s", shown, rerr) end
-    target = (real == "/" and "" or real) .. "/" .. base
+    return real, st
   end
+  local real, rerr = fs.realpath(dir)
+  if not real then return refuse("io_error", "cannot write '%s': %s", shown, rerr) end
+  return (real == "/" and "" or real) .. "/" .. base
+end
+
+function M.check_out(path, inputs)
+  local target, f = out_target(path, inputs)
+  if not target then return nil, f end
+  return true
+end
+
+function M.write_out(path, data, inputs)
+  local fs, proc = require "kl.fs", require "kl.proc"
+  local shown = M.display(path)
+  local target, st = out_target(path, inputs)
+  if not target then return nil, st end
+  local base = target:match("([^/]*)$")
   local tdir = split(target)
   local h, tmp = fs.open_temp((tdir == "/" and "" or tdir) .. "/." .. base:sub(1, 64) .. ".tmp-", st and st.mode or 420) -- 0644
   if not h then return refuse("io_error", "cannot write next to '%s': %s", shown, tmp) end
