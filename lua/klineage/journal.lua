@@ -70,6 +70,12 @@ local function open(path)
   -- Opened first: a FIFO or a device is refused here, before scan_tail reads it.
   local h, f = files.open_append(path)
   if not h then return nil, f end
+  local size = h:seek("end")
+  if size and size > M.MAX_BYTES then
+    h:close()
+    return nil, verdicts.failure("bad_input", string.format("cannot read '%s': %d bytes, over the %d MiB limit of a journal",
+      files.display(path), size, M.MAX_BYTES >> 20), { stage = "size" })
+  end
   local lines, torn = scan_tail(path)
   if not existed and dir then
     -- the new file's name must survive a crash as well as its records

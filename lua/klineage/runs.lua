@@ -179,7 +179,11 @@ local function open_folder(dir, id, resume)
     return nil, verdicts.failure(err.verdict == "bad_input" and "bad_input" or "io_error", why)
   end
   local self = setmetatable({ dir = dir, id = id, journal = j, lock = lock, index = {}, stored = {} }, Run)
-  local records = journal.read(dir .. "/journal.jsonl") or {}
+  local records, rf = journal.read(dir .. "/journal.jsonl")
+  if not records then
+    self:close()
+    return nil, rf
+  end
   for _, r in ipairs(records) do
     if r.key then self.index[r.key] = r end
   end
