@@ -318,7 +318,7 @@ describe("the lock of a run folder", function()
   end
 
   it("refuses a second optimize on the folder, naming the holder's pid and command, exit 2; free once it dies", function()
-    local p = hold(root .. "/busy")
+    local p <close> = hold(root .. "/busy") -- killed however the test ends
     local out, code = cli({ timeout = 60 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--skills", skills,
       "--journal", root, "--run", "busy", "--quiet")
     expect(code):equals(2)
@@ -338,7 +338,7 @@ describe("the lock of a run folder", function()
     local suite = tmp .. "/suite"
     sh("mkdir -p " .. q(suite .. "/t1") .. " && cp " .. q(w .. "/workload.lua") .. " " .. q(w .. "/v0.cu") .. " "
       .. q(suite .. "/t1/") .. " && cp " .. q(w .. "/v0.cu") .. " " .. q(suite .. "/t1/kernel.cu"))
-    local p = hold(root .. "/ev")
+    local p <close> = hold(root .. "/ev")
     local out, code = cli({ timeout = 60 }, "eval", suite, "--backend", "fake", "--journal", root, "--run", "ev",
       "--skills", skills, "--budget", "4", "--quiet")
     expect(code):equals(2)
@@ -351,8 +351,12 @@ describe("the lock of a run folder", function()
   end)
 
   it("refuses to regenerate a report into a folder a command holds", function()
-    local p = hold(root .. "/busy")
-    local out, code = cli({ timeout = 60 }, "report", root .. "/busy")
+    -- a finished run, then held as a command would hold it
+    local made = select(2, cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--skills", skills,
+      "--journal", root, "--run", "rep", "--quiet"))
+    expect(made):equals(0)
+    local p <close> = hold(root .. "/rep")
+    local out, code = cli({ timeout = 60 }, "report", root .. "/rep")
     expect(code):equals(2)
     expect(out):contains("is in use by pid " .. p.pid)
     p:kill("KILL")

@@ -98,9 +98,12 @@ options:
                     skills held back by conditions learned from slowdowns),
                     or a policy file (copy agent/policies/klineage.lua)
   --backend NAME    cuda (default where a GPU answers) or emu
-  --out FILE        where the optimized kernel is written (default RUN/optimized.cu)
+  --out FILE        where the optimized kernel is written (default RUN/optimized.cu):
+                    through a temporary beside it and a rename, a failed write
+                    said (exit 1); never over a file the run reads (exit 2)
   --journal DIR     the runs folder (default $KLINEAGE_RUNS, ...)
-  --run NAME        the run folder's name: created, or resumed when it exists
+  --run NAME        the run folder's name: created, or resumed when it exists;
+                    locked while the run writes it (a second command exits 2)
   --max-steps N     accepted steps at most (default 20)
   --json            print the summary as JSON
   --quiet           no progress line (shown on a terminal only;
