@@ -161,7 +161,7 @@ end
 local function open_folder(dir, id, resume)
   local made, merr = proc.mkdir_p(dir)
   if not made then
-    return nil, verdicts.failure("io_error", string.format("cannot make the run folder '%s': %s", files.display(dir), tostring(merr)))
+    return nil, verdicts.failure("io_error", string.format("cannot open the journal in %s: %s", files.display(dir), tostring(merr)))
   end
   local lock, lf = runlock.acquire(dir)
   if not lock then return nil, lf end
