@@ -19,6 +19,20 @@
  *       umask does not apply) and, where uid and gid differ from ours and
  *       we may change them, that owner: the temporary of a write that
  *       replaces a file and keeps its mode
+ *   fs.open_append(path) -> file | nil, message, stage
+ *       a regular file opened for appending (created 0666 less the umask
+ *       when missing). Anything else (a FIFO, a device, a folder) is
+ *       refused before it is opened for writing, stage "type": a FIFO with
+ *       no reader would block the open, a device swallow the records.
+ *       stage "open" for the system's refusal
+ *   fs.lock(path, note) -> lock | nil, message, holder
+ *       an exclusive flock on path (a regular file, created when missing),
+ *       never waiting: when another open file holds it, nil, "held", and
+ *       the holder's note (what it wrote in the file, 4 KiB at most). Taken,
+ *       the file is rewritten with note. The lock is the open file: it goes
+ *       when lock:release() (= __close, __gc) runs or the process dies, so a
+ *       crash never leaves a run folder locked. Children do not inherit it
+ *       (close-on-exec)
  *
  * Bad arguments raise; a path the system refuses is nil, message, where
  * message is the reason alone (strerror, no path), as kl.nvrtc.read_source
@@ -33,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +56,7 @@
 #include <lualib.h>
 
 #define LISTING_MT "kl.FsListing"
+#define LOCK_MT "kl.FsLock"
 
 static const char *errno_name(int e) {
   switch (e) {
@@ -233,11 +249,145 @@ static int l_open_temp(lua_State *L) {
   return 2;
 }
 
+/* The words a refused type gets in messages, as kl.nvrtc.read_source says them. */
+static const char *kind_words(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "a special file";
+}
+
+static int push_refused(lua_State *L, const char *message, const char *stage) {
+  lua_pushnil(L);
+  lua_pushstring(L, message);
+  lua_pushstring(L, stage);
+  return 3;
+}
+
+static int push_not_regular(lua_State *L, mode_t m) {
+  lua_pushnil(L);
+  lua_pushfstring(L, "%s, not a regular file", kind_words(m));
+  lua_pushliteral(L, "type");
+  return 3;
+}
+
+static int l_open_append(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  luaL_Stream *s = lua_newuserdatauv(L, sizeof *s, 0);
+  s->closef = NULL; /* closed state first */
+  luaL_setmetatable(L, LUA_FILEHANDLE);
+  /* The type first, so a FIFO is named as one (its nonblocking open for
+   * writing would fail with ENXIO, whose words say nothing); the fstat
+   * below holds for a path swapped in between. */
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) return push_not_regular(L, st.st_mode);
+  int fd;
+  do fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return push_refused(L, strerror(errno), "open");
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return push_refused(L, strerror(e), "open");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return push_not_regular(L, st.st_mode);
+  }
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  s->f = fdopen(fd, "ab");
+  if (!s->f) {
+    int e = errno;
+    close(fd);
+    return push_refused(L, strerror(e), "open");
+  }
+  s->closef = stream_close;
+  return 1;
+}
+
+static int *checklock(lua_State *L, int i) { return luaL_checkudata(L, i, LOCK_MT); }
+
+static void unlock_fd(int *fd) {
+  if (*fd >= 0) {
+    close(*fd); /* the flock goes with the last descriptor of the open file */
+    *fd = -1;
+  }
+}
+
+/* __gc, __close and release: safe to run twice. */
+static int lock_release(lua_State *L) {
+  unlock_fd(checklock(L, 1));
+  return 0;
+}
+
+static int lock_held(lua_State *L) {
+  lua_pushboolean(L, *checklock(L, 1) >= 0);
+  return 1;
+}
+
+static int l_lock(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  size_t n;
+  const char *note = luaL_checklstring(L, 2, &n);
+  int *fd = lua_newuserdatauv(L, sizeof *fd, 0); /* closed state first, then open */
+  *fd = -1;
+  luaL_setmetatable(L, LOCK_MT);
+  do *fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+  while (*fd < 0 && errno == EINTR);
+  if (*fd < 0) return push_refused(L, strerror(errno), "open");
+  struct stat st;
+  if (fstat(*fd, &st) != 0) {
+    int e = errno;
+    unlock_fd(fd);
+    return push_refused(L, strerror(e), "open");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    unlock_fd(fd);
+    return push_not_regular(L, st.st_mode);
+  }
+  int r;
+  do r = flock(*fd, LOCK_EX | LOCK_NB);
+  while (r != 0 && errno == EINTR);
+  if (r != 0) {
+    int e = errno;
+    if (e != EWOULDBLOCK) {
+      unlock_fd(fd);
+      return push_refused(L, strerror(e), "lock");
+    }
+    char holder[4096]; /* on the stack: nothing to free if a push raises */
+    ssize_t got;
+    do got = pread(*fd, holder, sizeof holder, 0);
+    while (got < 0 && errno == EINTR);
+    unlock_fd(fd);
+    lua_pushnil(L);
+    lua_pushliteral(L, "held");
+    lua_pushlstring(L, holder, got > 0 ? (size_t)got : 0);
+    return 3;
+  }
+  /* Ours: the note says who, for the next one that finds it held. A note
+   * that cannot be written leaves the lock taken all the same. */
+  if (ftruncate(*fd, 0) == 0) {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t w = pwrite(*fd, note + done, n - done, (off_t)done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;
+      done += (size_t)w;
+    }
+  }
+  return 1;
+}
+
 static const luaL_Reg fs_functions[] = {
     {"stat", l_stat},
     {"list", l_list},
     {"realpath", l_realpath},
     {"open_temp", l_open_temp},
+    {"open_append", l_open_append},
+    {"lock", l_lock},
     {NULL, NULL},
 };
 
@@ -246,6 +396,16 @@ int luaopen_kl_fs(lua_State *L) {
     lua_pushcfunction(L, listing_gc);
     lua_setfield(L, -2, "__gc");
     lua_pushcfunction(L, listing_gc);
+    lua_setfield(L, -2, "__close");
+  }
+  lua_pop(L, 1);
+  if (luaL_newmetatable(L, LOCK_MT)) {
+    static const luaL_Reg lock_methods[] = {{"release", lock_release}, {"held", lock_held}, {NULL, NULL}};
+    luaL_newlib(L, lock_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, lock_release);
     lua_setfield(L, -2, "__close");
   }
   lua_pop(L, 1);

@@ -1,13 +1,34 @@
 -- Reading and writing the project's files with one-line, user-facing errors.
 --
 --   files.MAX_SOURCE_BYTES = 4 MiB: the largest source file read_text takes
---   files.read_file(path [, max_bytes]) -> bytes | nil, failure (bad_input:
---       missing, unreadable, not a regular file (a directory, a FIFO, a
---       device such as /dev/zero: refused before a byte is read, so nothing
---       blocks or fills memory), or over max_bytes (MAX_SOURCE_BYTES));
---       failure.stage says which: "open", "type", "size" or "read"
---   files.read_text(path [, max_bytes]) -> text | nil, failure: read_file,
---       and not binary (bad_input for a NUL byte, stage "binary")
+--   files.read_file(path [, max_bytes [, what]]) -> bytes | nil, failure
+--       (bad_input: missing, unreadable, not a regular file (a directory, a
+--       FIFO, a device such as /dev/zero: refused before a byte is read, so
+--       nothing blocks or fills memory), or over max_bytes
+--       (MAX_SOURCE_BYTES), "the N MiB limit of <what>" (default "a source
+--       file")); failure.stage says which: "open", "type", "size" or "read".
+--       Every file the engine reads goes through here (or read_text,
+--       load_lua), never io.open: one check, one cap, one message
+--   files.read_text(path [, max_bytes [, what]]) -> text | nil, failure:
+--       read_file, and not binary (bad_input for a NUL byte, stage "binary")
+--   files.load_lua(path [, what]) -> chunk | nil, failure (bad_input): a Lua
+--       file read by read_file, then loaded as loadfile would (text or
+--       precompiled, a first #! line skipped), named @path
+--   files.regular(path) -> true | false, why: whether path (links followed)
+--       is a regular file, without opening it (an open blocks on a FIFO)
+--   files.open_append(path) -> handle | nil, failure (bad_input: not a
+--       regular file; io_error: the system refused): a file to append to,
+--       created when missing
+--   files.inside(dir, path) -> real path | nil, failure (bad_input): path,
+--       its links resolved, lies under dir (its links resolved too)
+--   files.write_out(path, data [, inputs]) -> true | nil, failure: a file a
+--       command writes (optimize --out), atomic and checked. bad_input: path
+--       is not a regular file (a folder, /dev/full), or it is one of the
+--       inputs (paths; the same file by device and inode, through links and
+--       hard links); io_error: a write, flush or rename failed (a full
+--       disk): the old file stays as it was and no temporary is left
+--   files.check_out(path [, inputs]) -> true | nil, failure: write_out's
+--       refusals alone, for a command to check before it works
 --   files.display(path) -> path with control characters as C escapes
 --       (\n, \t, \ooo), for one-line messages
 --   files.write_atomic(path, data) -> true | nil, failure (io_error)
@@ -26,7 +47,7 @@ function M.display(path)
   return (tostring(path):gsub("[%c]", function(c) return ESCAPES[c] or string.format("\\%03o", c:byte()) end))
 end
 
-function M.read_file(path, max_bytes)
+function M.read_file(path, max_bytes, what)
   max_bytes = max_bytes or M.MAX_SOURCE_BYTES
   local data, why, stage = require("kl.nvrtc").read_source(path, max_bytes)
   if data then return data end
@@ -34,13 +55,13 @@ function M.read_file(path, max_bytes)
     return nil, verdicts.failure("bad_input", string.format("cannot open '%s': %s", M.display(path), why), { stage = stage })
   end
   if stage == "size" and max_bytes % (1 << 20) == 0 then
-    why = why:gsub("over the limit of %d+", string.format("over the %d MiB limit of a source file", max_bytes >> 20))
+    why = why:gsub("over the limit of %d+", string.format("over the %d MiB limit of %s", max_bytes >> 20, what or "a source file"))
   end
   return nil, verdicts.failure("bad_input", string.format("cannot read '%s': %s", M.display(path), why), { stage = stage })
 end
 
-function M.read_text(path, max_bytes)
-  local data, f = M.read_file(path, max_bytes)
+function M.read_text(path, max_bytes, what)
+  local data, f = M.read_file(path, max_bytes, what)
   if not data then return nil, f end
   local nul = data:find("\0", 1, true)
   if nul then
@@ -48,6 +69,116 @@ function M.read_text(path, max_bytes)
       M.display(path), nul - 1), { stage = "binary" })
   end
   return data
+end
+
+function M.load_lua(path, what)
+  local text, f = M.read_file(path, M.MAX_SOURCE_BYTES, what)
+  if not text then return nil, f end
+  if text:sub(1, 1) == "#" then text = text:gsub("^#[^\n]*", "", 1) end -- a #! line, as loadfile skips it
+  local chunk, err = load(text, "@" .. path)
+  if not chunk then return nil, verdicts.failure("bad_input", tostring(err), { stage = "load" }) end
+  return chunk
+end
+
+function M.regular(path)
+  local st, err = require("kl.fs").stat(path)
+  if not st then return false, err end
+  if st.type ~= "file" then return false, string.format("a %s, not a regular file", st.type) end
+  return true
+end
+
+function M.open_append(path)
+  local h, why, stage = require("kl.fs").open_append(path)
+  if h then return h end
+  if stage == "type" then
+    return nil, verdicts.failure("bad_input", string.format("cannot write '%s': %s", M.display(path), why), { stage = stage })
+  end
+  return nil, verdicts.failure("io_error", string.format("cannot open '%s': %s", M.display(path), why), { stage = stage })
+end
+
+function M.inside(dir, path)
+  local fs = require "kl.fs"
+  local root, rerr = fs.realpath(dir)
+  if not root then
+    return nil, verdicts.failure("bad_input", string.format("cannot resolve '%s': %s", M.display(dir), rerr))
+  end
+  local real, err = fs.realpath(path)
+  if not real then
+    return nil, verdicts.failure("bad_input", string.format("cannot resolve '%s': %s", M.display(path), err))
+  end
+  local prefix = root == "/" and "/" or root .. "/"
+  if real:sub(1, #prefix) ~= prefix then
+    return nil, verdicts.failure("bad_input", string.format("'%s' leads out of '%s' (to '%s')", M.display(path),
+      M.display(dir), M.display(real)), { stage = "outside" })
+  end
+  return real
+end
+
+local function split(path)
+  local dir, base = path:match("^(.*)/([^/]*)$")
+  if not dir then return ".", path end
+  if dir == "" then dir = "/" end
+  return dir, base
+end
+
+local function refuse(id, fmt, ...) return nil, verdicts.failure(id, string.format(fmt, ...)) end
+
+-- The path write_out's rename lands on, and the file there now (nil when
+-- none): the file a link leads to, else the name in its folder's real path
+-- (a rename never crosses file systems).
+local function out_target(path, inputs)
+  local fs = require "kl.fs"
+  local shown = M.display(path)
+  local dir, base = split(path)
+  if base == "" or base == "." or base == ".." then return refuse("bad_input", "cannot write '%s': not a file name", shown) end
+  local st = fs.stat(path)
+  if st then
+    if st.type ~= "file" then return refuse("bad_input", "cannot write '%s': a %s, not a regular file", shown, st.type) end
+    for _, input in ipairs(inputs or {}) do
+      local ist = fs.stat(input)
+      if ist and ist.dev == st.dev and ist.ino == st.ino then
+        return refuse("bad_input", "will not write '%s': it is an input of this command ('%s')", shown, M.display(input))
+      end
+    end
+    local real, rerr = fs.realpath(path)
+    if not real then return refuse("io_error", "cannot write '%s': %s", shown, rerr) end
+    return real, st
+  end
+  local real, rerr = fs.realpath(dir)
+  if not real then return refuse("io_error", "cannot write '%s': %s", shown, rerr) end
+  return (real == "/" and "" or real) .. "/" .. base
+end
+
+function M.check_out(path, inputs)
+  local target, f = out_target(path, inputs)
+  if not target then return nil, f end
+  return true
+end
+
+function M.write_out(path, data, inputs)
+  local fs, proc = require "kl.fs", require "kl.proc"
+  local shown = M.display(path)
+  local target, st = out_target(path, inputs)
+  if not target then return nil, st end
+  local base = target:match("([^/]*)$")
+  local tdir = split(target)
+  local h, tmp = fs.open_temp((tdir == "/" and "" or tdir) .. "/." .. base:sub(1, 64) .. ".tmp-", st and st.mode or 420) -- 0644
+  if not h then return refuse("io_error", "cannot write next to '%s': %s", shown, tmp) end
+  local ok, werr = h:write(data)
+  local synced, yerr = true, nil
+  if ok then synced, yerr = proc.fsync(h) end
+  local cok, cerr = h:close()
+  if not ok or not synced or not cok then
+    os.remove(tmp)
+    return refuse("io_error", "cannot write '%s': %s", shown, tostring(werr or yerr or cerr))
+  end
+  local rok, rerr = os.rename(tmp, target)
+  if not rok then
+    os.remove(tmp)
+    return refuse("io_error", "cannot write '%s': %s", shown, tostring(rerr))
+  end
+  proc.fsync(tdir)
+  return true
 end
 
 -- Writes through a temporary file and a rename, so a crash never leaves a

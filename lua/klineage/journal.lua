@@ -7,7 +7,10 @@
 --   J:append(record)            -> true | nil, failure (adds seq and time if absent)
 --   J:close()
 --   journal.read(path)          -> records, warnings | nil, failure
---   (every failure is io_error)
+--   (every failure is io_error, but a journal.jsonl that is not a regular
+--   file (a FIFO, /dev/zero, a folder) or is over MAX_BYTES: bad_input,
+--   refused before a byte is read or written, as klineage.files does)
+--   journal.MAX_BYTES: the largest journal read back (512 MiB)
 --       a line that does not parse (the torn last line of a crashed run, even
 --       when later runs appended after it) is skipped with a warning naming
 --       its line; the file is never changed.
@@ -17,9 +20,14 @@
 -- NaN and infinities (an error of a failed comparison) are written as null.
 local cjson = require "cjson"
 local proc = require "kl.proc"
+local files = require "klineage.files"
 local verdicts = require "klineage.verdicts"
 
 local M = {}
+
+-- Far above any run's (a walk of thousands of candidates writes tens of
+-- MiB), far below what would exhaust memory once decoded.
+M.MAX_BYTES = 512 * 1024 * 1024
 
 local encoder = cjson.new()
 encoder.encode_invalid_numbers("null")
@@ -58,11 +66,17 @@ local function open(path)
     local ok, err = proc.mkdir_p(dir)
     if not ok then return nil, err end
   end
-  local existed = io.open(path, "rb")
-  if existed then existed:close() end
+  local existed = require("kl.fs").stat(path) ~= nil
+  -- Opened first: a FIFO or a device is refused here, before scan_tail reads it.
+  local h, f = files.open_append(path)
+  if not h then return nil, f end
+  local size = h:seek("end")
+  if size and size > M.MAX_BYTES then
+    h:close()
+    return nil, verdicts.failure("bad_input", string.format("cannot read '%s': %d bytes, over the %d MiB limit of a journal",
+      files.display(path), size, M.MAX_BYTES >> 20), { stage = "size" })
+  end
   local lines, torn = scan_tail(path)
-  local h, err = io.open(path, "ab")
-  if not h then return nil, err end
   if not existed and dir then
     -- the new file's name must survive a crash as well as its records
     local ok, serr = proc.fsync(dir)
@@ -108,10 +122,13 @@ Journal.__close = Journal.close
 Journal.__gc = Journal.close
 
 local function read(path)
-  local h, err = io.open(path, "rb")
-  if not h then return nil, err end
+  local text, f = files.read_file(path, M.MAX_BYTES, "a journal")
+  if not text then
+    if f.stage == "open" then return nil, verdicts.failure("io_error", f.message) end -- missing: as it always was
+    return nil, f
+  end
   local records, warnings, n = {}, {}, 0
-  for line in h:lines() do
+  for line in text:gmatch("([^\n]*)\n?") do
     n = n + 1
     if line ~= "" then
       local ok, rec = pcall(decoder.decode, line)
@@ -122,11 +139,12 @@ local function read(path)
       end
     end
   end
-  h:close()
   return records, warnings
 end
 
 -- The boundary: every failure above is a message; here it becomes io_error.
+-- (files' failures pass as they are: bad_input for a file refused by type
+-- or size.)
 function M.open(path) return verdicts.lift("io_error", open(path)) end
 function Journal:append(record) return verdicts.lift("io_error", append(self, record)) end
 function M.read(path) return verdicts.lift("io_error", read(path)) end

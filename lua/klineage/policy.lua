@@ -25,8 +25,9 @@ function M.load(ref, kind)
     end
     p = mod
   else
-    local chunk, err = loadfile(tostring(ref))
-    if not chunk then return nil, verdicts.failure("bad_input", "cannot load the policy: " .. tostring(err)) end
+    -- read as every file is (klineage.files): a FIFO or a device is refused, not waited on
+    local chunk, f = require("klineage.files").load_lua(tostring(ref), "a policy file")
+    if not chunk then return nil, verdicts.failure("bad_input", "cannot load the policy: " .. f.message) end
     local ok, mod = pcall(chunk)
     if not ok then return nil, verdicts.failure("bad_input", "the policy raised while loading: " .. tostring(mod)) end
     p = mod

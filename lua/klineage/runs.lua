@@ -9,10 +9,18 @@
 -- depends on the current directory.
 --
 --   runs.root([explicit]) -> dir | nil, failure
+--   runs.check_name(id) -> true | nil, failure (bad_input): a run's name is
+--       one path component: not empty, ".", "..", no "/", no control byte
 --   runs.create(root [, id]) -> Run | nil, failure     a new run folder
 --   runs.open(ref [, root]) -> Run | nil, failure      an existing run, to resume
---       ref is a run id under root, or the path of a run folder
+--       ref is a run id under root, or the path of a run folder; every
+--       src/<sha>.cu in it is checked against its name first
+--   Both lock the folder (klineage.runlock) until run:close(): a second
+--   command on it is bad_input naming the holder.
 --   runs.find(ref [, root]) -> folder | nil, failure
+--   runs.read_source(dir, sha) -> text | nil, failure (bad_input): the
+--       stored text src/<sha>.cu, refused when its SHA-256 is not its name
+--       (a file swapped after it was written is never shown as genuine)
 --   runs.key(t) -> hex: the SHA-256 of t's canonical JSON (sorted keys), the
 --       identity of a judgement (what was judged, against what, how)
 --   runs.canonical_json(t) -> that text: equal tables give equal bytes, in
@@ -25,6 +33,7 @@
 local cjson = require "cjson"
 local files = require "klineage.files"
 local journal = require "klineage.journal"
+local runlock = require "klineage.runlock"
 local verdicts = require "klineage.verdicts"
 local hash = require "kl.hash"
 local proc = require "kl.proc"
@@ -82,31 +91,99 @@ function M.canonical_json(t) return table.concat(canonical(t, {})) end
 local Run = {}
 Run.__index = Run
 
-local function is_dir(path)
-  local h = io.open(path .. "/journal.jsonl", "rb")
-  if h then h:close() return true end
-  return false
+function M.check_name(id)
+  local why
+  if type(id) ~= "string" or id == "" then why = "it is empty"
+  elseif id == "." or id == ".." then why = "'.' and '..' are not names"
+  elseif id:find("/", 1, true) then why = "it holds a '/'"
+  elseif id:find("%c") then why = "it holds a control character"
+  elseif #id > 200 then why = "it is over 200 bytes" end
+  if not why then return true end
+  return nil, verdicts.failure("bad_input", string.format("'%s' is not a run name (one folder name under the runs folder): %s",
+    files.display(tostring(id)), why))
+end
+
+-- Whether dir holds a journal: true, or false, why. Never opened here: an
+-- open blocks on a FIFO.
+local function is_run(dir)
+  local ok, why = files.regular(dir .. "/journal.jsonl")
+  if ok then return true end
+  return false, require("kl.fs").stat(dir .. "/journal.jsonl") and string.format("its journal.jsonl is %s", why)
+    or "it has no journal.jsonl"
 end
 
 function M.find(ref, root)
   if type(ref) ~= "string" or ref == "" then return nil, verdicts.failure("bad_input", "no run given") end
   if ref:find("/", 1, true) or ref == "." or ref == ".." then
-    if is_dir(ref) then return (ref:gsub("/+$", "")) end
-    return nil, verdicts.failure("bad_input", string.format("'%s' is not a run folder (it has no journal.jsonl)", ref))
+    local ok, why = is_run(ref)
+    if ok then return (ref:gsub("/+$", "")) end
+    return nil, verdicts.failure("bad_input", string.format("'%s' is not a run folder (%s)", files.display(ref), why))
   end
   local r, f = M.root(root)
   if not r then return nil, f end
-  if is_dir(r .. "/" .. ref) then return r .. "/" .. ref end
-  return nil, verdicts.failure("bad_input", string.format("no run '%s' under %s", ref, r))
+  local ok, why = is_run(r .. "/" .. ref)
+  if ok then return r .. "/" .. ref end
+  if why:find("^its") then
+    return nil, verdicts.failure("bad_input", string.format("'%s/%s' is not a run folder (%s)", files.display(r), files.display(ref), why))
+  end
+  return nil, verdicts.failure("bad_input", string.format("no run '%s' under %s", files.display(ref), files.display(r)))
 end
 
-local function open_folder(dir, id)
+local SHA = "^" .. string.rep("%x", 64) .. "$"
+
+function M.read_source(dir, sha)
+  if type(sha) ~= "string" or not sha:match(SHA) then
+    return nil, verdicts.failure("bad_input", string.format("'%s' is not a source hash", files.display(tostring(sha))))
+  end
+  local path = dir .. "/src/" .. sha .. ".cu"
+  local text, f = files.read_text(path)
+  if not text then return nil, f end
+  if hash.sha256(text) ~= sha then
+    return nil, verdicts.failure("bad_input", string.format("'%s' does not match its SHA-256: it changed after the run "
+      .. "stored it, and is refused (remove the run folder, or restore the file)", files.display(path)), { stage = "hash" })
+  end
+  return text
+end
+
+-- Every stored source of a run folder, checked before a resume reuses it.
+local function check_sources(dir)
+  local names = require("kl.fs").list(dir .. "/src")
+  for _, name in ipairs(names or {}) do
+    local sha = name:match("^(%x+)%.cu$")
+    if sha and #sha == 64 then
+      local ok, f = M.read_source(dir, sha)
+      if not ok then return nil, f end
+    end
+  end
+  return true
+end
+
+local function open_folder(dir, id, resume)
+  local made, merr = proc.mkdir_p(dir)
+  if not made then
+    return nil, verdicts.failure("io_error", string.format("cannot open the journal in %s: %s", files.display(dir), tostring(merr)))
+  end
+  local lock, lf = runlock.acquire(dir)
+  if not lock then return nil, lf end
+  if resume then
+    local ok, sf = check_sources(dir)
+    if not ok then
+      lock:release()
+      return nil, sf
+    end
+  end
   local j, err = journal.open(dir .. "/journal.jsonl")
   if not j then
-    return nil, verdicts.failure("io_error", string.format("cannot open the journal in %s: %s", files.display(dir), err.message))
+    lock:release()
+    local why = string.format("cannot open the journal in %s: %s", files.display(dir), err.message)
+    return nil, verdicts.failure(err.verdict == "bad_input" and "bad_input" or "io_error", why)
   end
-  local self = setmetatable({ dir = dir, id = id, journal = j, index = {}, stored = {} }, Run)
-  local records = journal.read(dir .. "/journal.jsonl") or {}
+  local self = setmetatable({ dir = dir, id = id, journal = j, lock = lock, index = {}, stored = {} }, Run)
+  local records, rf = journal.read(dir .. "/journal.jsonl")
+  if not records then
+    self:close()
+    return nil, rf
+  end
   for _, r in ipairs(records) do
     if r.key then self.index[r.key] = r end
   end
@@ -118,13 +195,15 @@ function M.create(root, id)
   local r, f = M.root(root)
   if not r then return nil, f end
   id = id or journal.new_run_id()
+  local ok, nf = M.check_name(id)
+  if not ok then return nil, nf end
   return open_folder(r .. "/" .. id, id)
 end
 
 function M.open(ref, root)
   local dir, f = M.find(ref, root)
   if not dir then return nil, f end
-  return open_folder(dir, dir:match("([^/]+)$"))
+  return open_folder(dir, dir:match("([^/]+)$"), true)
 end
 
 function Run:append(record)
@@ -141,9 +220,10 @@ function Run:store_source(text)
   local rel = "src/" .. sha .. ".cu"
   if self.stored[sha] then return sha, rel end
   local path = self.dir .. "/" .. rel
-  local h = io.open(path, "rb")
-  if h then
-    h:close()
+  if require("kl.fs").stat(path) then
+    -- There already: kept only when it is this text (a swapped file is refused, never reused).
+    local ok, f = M.read_source(self.dir, sha)
+    if not ok then return nil, f end
   else
     local ok, err = proc.mkdir_p(self.dir .. "/src")
     if not ok then return nil, verdicts.failure("io_error", err) end
@@ -158,6 +238,9 @@ function Run:records()
   return journal.read(self.dir .. "/journal.jsonl")
 end
 
-function Run:close() self.journal:close() end
+function Run:close()
+  self.journal:close()
+  if self.lock then self.lock:release() end
+end
 
 return M

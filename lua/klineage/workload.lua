@@ -437,6 +437,9 @@ local function validate(spec, path, dir, sb, limits)
       if not is_file(dir .. "/" .. f) then
         invalid(path, string.format("lineage[%d]", i), "'%s' does not exist in %s", f, dir)
       end
+      -- ../ or a link may not lead out of the spec's folder: the file would be copied into the run
+      local inside, of = require("klineage.files").inside(dir, dir .. "/" .. f)
+      if not inside then invalid(path, string.format("lineage[%d]", i), "%s", of.message) end
     end
   end
   -- rate = { unit = "GTEPS", count = "E / 2", per = 1e9 }: the workload's own
@@ -476,6 +479,8 @@ local function validate(spec, path, dir, sb, limits)
         type(f) == "string" and string.format("%q", f) or type(f))
     end
     local rpath = dir .. "/" .. f
+    local inside, of = require("klineage.files").inside(dir, rpath)
+    if not inside and of.stage == "outside" then invalid(path, "reference", "%s", of.message) end
     -- read_text refuses a missing file, a folder and a binary file
     local text, rerr = require("klineage.files").read_text(rpath)
     if not text then invalid(path, "reference", "%s", rerr.message) end

@@ -110,7 +110,9 @@ describe("klineage gate --kernel F, where F cannot be a kernel", function()
     assert(os.execute("mkdir -p " .. q(dir)))
     write(dir .. "/v0.cu", read(sizes .. "/v0.cu"))
     write(dir .. "/v1.cu", "// v1\n\0 binary\n")
-    assert(os.execute("ln -s /dev/zero " .. q(dir .. "/v2.cu")))
+    -- a FIFO inside the folder: a link to /dev/zero leads out of it, and
+    -- the spec is refused whole (hostile_files_spec)
+    assert(os.execute("mkfifo " .. q(dir .. "/v2.cu")))
     write(dir .. "/workload.lua", (read(sizes .. "/workload.lua"):gsub("bench_params = [^\n]*\n", "")
       :gsub('lineage = { "v0.cu", "v1.cu" }', 'lineage = { "v0.cu", "v1.cu", "v2.cu" }')))
     local out, code = cli({ shell = MEMORY_CAP, timeout = 60 }, "bench", dir, "--backend", "fake",
@@ -121,7 +123,7 @@ describe("klineage gate --kernel F, where F cannot be a kernel", function()
     expect(out):contains("\nv1.cu                      bad_input")
     expect(out):contains("\n  '" .. dir .. "/v1.cu' is a binary file (NUL byte at offset 6), not CUDA source\n")
     expect(out):contains("\nv2.cu                      bad_input")
-    expect(out):contains("\n  cannot read '" .. dir .. "/v2.cu': a character device, not a regular file\n")
+    expect(out):contains("\n  cannot read '" .. dir .. "/v2.cu': a FIFO, not a regular file\n")
     local run_dir = out:match("run (%S+)\n")
     local verdicts = {}
     for _, r in ipairs(assert(journal.read(run_dir .. "/journal.jsonl"))) do

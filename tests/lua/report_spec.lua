@@ -194,16 +194,24 @@ describe("outside text in a report", function()
   -- Step 2 changes BLOCK from 256 to 128: the hostile text goes where the
   -- diff shows it unmarked (the end both lines share), marked (the change)
   -- and as context (the next line).
+  -- Each changed text is stored under its own hash, as a run stores it
+  -- (a file that no longer matches its name is refused), and the journal
+  -- names the new hashes.
+  local renamed = {}
   for _, sha in ipairs({ steps[2].from, steps[2].to }) do
     local path = dir .. "/src/" .. sha .. ".cu"
     local text = read_file(path)
     text = text:gsub("(#define BLOCK %d+[^\n]*)", "%1 " .. hostile, 1)
     text = text:gsub("#define GRID_BLOCKS 1056", "#define GRID_BLOCKS 1056 " .. hostile, 1)
     if sha == steps[2].to then text = text:gsub("#define BLOCK 128", "#define BLOCK 128 /* <script>alert(3)</script> */", 1) end
-    write_file(path, text)
+    local new = require("kl.hash").sha256(text)
+    os.remove(path)
+    write_file(dir .. "/src/" .. new .. ".cu", text)
+    renamed[sha] = new
   end
   local lines = {}
   for line in io.lines(dir .. "/journal.jsonl") do
+    line = line:gsub("%x+", function(h) return renamed[h] end)
     local rec = cjson.decode(line)
     if rec.kind == "walk_step" and rec.step == 2 then
       rec.labels.to = "<script>alert(2)</script> | **bold** [link](http://evil.example)"

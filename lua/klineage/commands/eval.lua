@@ -81,7 +81,17 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     if a.slurm then
       return require("klineage.slurm.submit").eval(plan, slurm_options.unit_argv(argv), slurm, a.quiet)
     end
-    assert(require("kl.proc").mkdir_p(opts.runs))
+    local made, merr = require("kl.proc").mkdir_p(opts.runs)
+    if not made then
+      io.stderr:write("klineage eval: cannot make the eval's folder ", files.display(opts.runs), ": ", tostring(merr), "\n")
+      return 2
+    end
+    -- One eval at a time on a folder: two would judge (and charge) every unit twice.
+    local lock <close>, lf = require("klineage.runlock").acquire(opts.runs)
+    if not lock then
+      io.stderr:write("klineage eval: ", lf.message, "\n")
+      return lf.verdict == "bad_input" and 2 or 1
+    end
     if not a.quiet then
       io.stderr:write(string.format("klineage eval: %s, %d tasks x %d policies = %d units, budget %d, in %s\n", term.text(suite.name),
         #suite.tasks, #plan.policies, #units, opts.budget, files.display(opts.runs)))

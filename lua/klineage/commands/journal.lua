@@ -53,8 +53,8 @@ options:
     if not dir then args.usage_error("%s", f.message) end
     local records, warnings = require("klineage.journal").read(dir .. "/journal.jsonl")
     if not records then
-      io.stderr:write("klineage journal: ", tostring(warnings), "\n")
-      return 1
+      io.stderr:write("klineage journal: ", warnings.message, "\n")
+      return warnings.verdict == "bad_input" and 2 or 1
     end
     local t = require("klineage.term").text
     for _, w in ipairs(warnings) do io.stderr:write("klineage journal: ", t(w), "\n") end

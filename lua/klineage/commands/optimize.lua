@@ -6,6 +6,25 @@ local FLAGS = llm_mod.add_flags({ workload = "string", skills = "string", budget
                 backend = "string", out = "string", journal = "string", run = "string", max_steps = "number",
                 json = "boolean", quiet = "boolean" })
 
+-- Every file the run reads or appends to: --out may overwrite none of
+-- them (the kernel, the spec and its reference and lineage, the policy,
+-- the skills, the transcripts, the run's own journal).
+local function inputs_of(a, w, kernel_file, skills_dir, records, llm_client, run_dir)
+  local list = {}
+  local function add(p) if p then list[#list + 1] = p end end
+  add(kernel_file)
+  add(w.path)
+  add(w.reference and w.reference.path)
+  add(a.policy)
+  for _, f in ipairs(w.lineage or {}) do add(w.dir .. "/" .. f) end
+  for _, r in ipairs(records) do add(skills_dir .. "/" .. r.id .. ".lua") end
+  local cfg = llm_client and llm_client.cfg or {}
+  add(cfg.replay)
+  add(cfg.record)
+  if run_dir then add(run_dir .. "/journal.jsonl") end
+  return list
+end
+
 local function fmt_effect(e)
   if not e then return "-" end
   if not e.measured then return "not measured" end
@@ -79,9 +98,12 @@ options:
                     skills held back by conditions learned from slowdowns),
                     or a policy file (copy agent/policies/klineage.lua)
   --backend NAME    cuda (default where a GPU answers) or emu
-  --out FILE        where the optimized kernel is written (default RUN/optimized.cu)
+  --out FILE        where the optimized kernel is written (default RUN/optimized.cu):
+                    through a temporary beside it and a rename, a failed write
+                    said (exit 1); never over a file the run reads (exit 2)
   --journal DIR     the runs folder (default $KLINEAGE_RUNS, ...)
-  --run NAME        the run folder's name: created, or resumed when it exists
+  --run NAME        the run folder's name: created, or resumed when it exists;
+                    locked while the run writes it (a second command exits 2)
   --max-steps N     accepted steps at most (default 20)
   --json            print the summary as JSON
   --quiet           no progress line (shown on a terminal only;
@@ -94,7 +116,9 @@ options:
     local budget = a.budget or 30
     if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
     if a.max_steps and (math.type(a.max_steps) ~= "integer" or a.max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
-    if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+    if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
+      args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
+    end
     local kernel_file = a.positional[1]
     if not kernel_file and not a.llm then
       args.usage_error("give KERNEL.cu, or --llm PROVIDER to have the baseline written from the workload's description")
@@ -120,6 +144,11 @@ options:
     local records, sf = require("klineage.skills.store").load(dir)
     if not records then args.usage_error("%s", sf.message) end
     if #sf > 0 then args.usage_error("%s: %s", files.display(sf[1].path), sf[1].message) end
+    if a.out then
+      -- refused before a cycle is spent: a folder, a device, or a file this run reads
+      local ok, of = files.check_out(a.out, inputs_of(a, w, kernel_file, dir, records, llm_client))
+      if not ok then args.usage_error("--out: %s", of.message) end
+    end
     local runs = require "klineage.runs"
     local resume = a.run and runs.find(a.run, a.journal) and a.run or nil
     local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal, budget = budget,
@@ -156,13 +185,13 @@ options:
     if summary then
       local out = a.out or (run_dir and run_dir .. "/optimized.cu")
       if out then
-        local h, herr = io.open(out, "wb")
-        if not h then
-          io.stderr:write("klineage optimize: cannot write the optimized kernel: ", tostring(herr), "\n")
-          return 1
+        -- Atomic and checked: a full disk is an error, never an empty file
+        -- and exit 0; and never over a file this run read.
+        local ok, wf = files.write_out(out, summary.final.source, inputs_of(a, w, kernel_file, dir, records, llm_client, run_dir))
+        if not ok then
+          io.stderr:write("klineage optimize: cannot write the optimized kernel: ", wf.message, "\n")
+          return wf.verdict == "bad_input" and 2 or 1
         end
-        h:write(summary.final.source)
-        h:close()
         summary.out = out
       end
     end

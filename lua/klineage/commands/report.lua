@@ -26,8 +26,10 @@ bench.
 
 Prints the paths written, one a line (report.md, then report.html).
 
-Exit code: 0 when both files were written, 2 when RUN is not a run folder or
-its journal has no report kind, 1 when a file cannot be written.
+Exit code: 0 when both files were written, 2 when RUN is not a run folder,
+its journal has no report kind, a kernel in RUN/src/ does not match its
+SHA-256 (changed after the run stored it: never shown as genuine) or
+another command holds the run folder, 1 when a file cannot be written.
 
 options:
   --html           print only the HTML page's path (for a browser:

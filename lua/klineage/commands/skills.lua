@@ -148,6 +148,9 @@ local function write_out(out, records, what)
   end
   io.stderr:write(string.format("%d skills written to %s, %d stale files removed\n", #done.written,
     require("klineage.files").display(out), #done.removed))
+  for _, p in ipairs(done.kept) do
+    io.stderr:write("kept ", require("klineage.files").display(p), ": not a skill record file\n")
+  end
   return 0
 end
 
@@ -177,9 +180,7 @@ local function learn(a)
   if not a.out then fail("klineage skills learn needs --out DIR (the repository it writes, e.g. skills/sm_90)") end
   local files = require "klineage.files"
   for _, d in ipairs(dirs) do
-    local h = io.open(d .. "/journal.jsonl", "rb")
-    if not h then fail("%s is not a run folder (no readable journal.jsonl)", files.display(d)) end
-    h:close()
+    if not files.regular(d .. "/journal.jsonl") then fail("%s is not a run folder (no journal.jsonl file)", files.display(d)) end
   end
   local arch = a.arch or DEFAULT_ARCH
   local observations, problems = require("klineage.skills.extract").folders(dirs, { arch = arch })
@@ -206,9 +207,7 @@ local function probe(a)
   local host = require "kl.host"
   local walks = {}
   for _, d in ipairs(a.walks or {}) do
-    local h = io.open(d .. "/journal.jsonl", "rb")
-    if not h then fail("--walks %s is not a run folder (no readable journal.jsonl)", files.display(d)) end
-    h:close()
+    if not files.regular(d .. "/journal.jsonl") then fail("--walks %s is not a run folder (no journal.jsonl file)", files.display(d)) end
     walks[#walks + 1] = d
   end
   if kinds.size and #walks == 0 then fail("size probes time the recorded walks' steps: give their run folders with --walks DIR") end

@@ -11,7 +11,9 @@ local FLAGS = slurm_options.add_flags(llm_mod.add_flags({ policy = "string", bud
 local function on_slurm(a, slurm)
   if a.resume then args.usage_error("--resume has no meaning with --slurm (give the same --run again)") end
   if a.json then args.usage_error("--json has no meaning with --slurm") end
-  if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+  if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
+    args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
+  end
   local names = {}
   local ref = a.positional[1]
   if ref == "lineages" then
@@ -172,7 +174,9 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     local max_steps = a.max_steps
     if max_steps and (math.type(max_steps) ~= "integer" or max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
     if a.run and a.resume then args.usage_error("give --run or --resume, not both") end
-    if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+    if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
+      args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
+    end
     local llm_client, lf = llm_mod.client_from_args(a)
     if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
     local policy, pf = walk.load_policy(a.policy or "greedy")

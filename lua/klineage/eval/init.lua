@@ -104,6 +104,14 @@ function M.suite(ref)
   local tasks = {}
   for _, name in ipairs(names) do
     local dir = ref .. "/" .. name
+    -- A task's files stay inside the suite, links resolved: a link to
+    -- elsewhere would copy any readable file into the run folders.
+    for _, leaf in ipairs({ "", "/workload.lua", "/kernel.cu" }) do
+      if require("kl.fs").stat(dir .. leaf) then
+        local inside, of = files.inside(ref, dir .. leaf)
+        if not inside then return nil, verdicts.failure("bad_input", string.format("task %s: %s", files.display(name), of.message)) end
+      end
+    end
     if files.read_text(dir .. "/workload.lua") then
       local w, f = workload.load(dir .. "/workload.lua")
       if not w then return nil, verdicts.failure("bad_input", string.format("task %s: %s", name, tostring(f and f.message or f))) end
@@ -263,11 +271,8 @@ function M.unit(opts, task, policy, seed)
   result.seconds = host.clock() - t0
   if result.not_run then return result end -- not finished: a later eval (with a provider) runs it
   -- Written last, and whole: a unit killed before this line runs again from its journals.
-  local tmp = dir .. "/result.json.tmp"
-  local h = assert(io.open(tmp, "wb"))
-  h:write(require("cjson").encode(result))
-  h:close()
-  assert(os.rename(tmp, dir .. "/result.json"))
+  local ok, wf = files.write_atomic(dir .. "/result.json", require("cjson").encode(result))
+  if not ok then verdicts.raise(wf.verdict, wf.message) end
   return result
 end
 

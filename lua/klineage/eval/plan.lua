@@ -57,7 +57,14 @@ function M.from_args(a, given)
   if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
   local nseeds = a.seeds or 3
   if math.type(nseeds) ~= "integer" or nseeds < 1 then args.usage_error("--seeds needs a whole number >= 1") end
-  if a.run and not a.run:match("^[%w_.%-]+$") then args.usage_error("--run takes a plain name ([A-Za-z0-9_.-])") end
+  if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
+    args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
+  end
+  if a.backend then
+    -- the eval's and its units' folders are named after it: checked before any is made
+    local ok, bf = require("klineage.backends").check(a.backend)
+    if not ok then args.usage_error("%s", bf.message) end
+  end
   local suite, sf = eval.suite(a.positional[1])
   if not suite then args.usage_error("%s", sf.message) end
   if a.tasks then only_tasks(suite, a.tasks) end

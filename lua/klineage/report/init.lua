@@ -6,7 +6,10 @@
 --
 --   report.render(dir) -> { kind, title, markdown, html } | nil, failure
 --   report.write(dir [, out_dir]) -> { kind, md = path, html = path } | nil, failure
---       out_dir (default dir) is created; both files are written atomically
+--       out_dir (default dir) is created; both files are written atomically;
+--       writing into the run folder itself takes its lock (klineage.runlock)
+--   A stored kernel (src/<sha>.cu) whose SHA-256 is not its name fails the
+--   report (bad_input, klineage.runs.read_source): never shown as genuine.
 --   report.kind_of(records) -> kind | nil, failure (bad_input)
 --   report.KINDS: the registry, kind -> module
 --
@@ -100,7 +103,14 @@ local function open_run(dir)
   end
   function run.source(sha)
     if type(sha) ~= "string" or not sha:match("^%x+$") then return nil end
-    if cache[sha] == nil then cache[sha] = files.read_text(dir .. "/src/" .. sha .. ".cu") or from_lineage(sha) or false end
+    if cache[sha] == nil then
+      local text, f = require("klineage.runs").read_source(dir, sha)
+      -- missing (or a hash of another length): the lineage may have it; anything else refuses the report
+      if not text and f.stage ~= "open" and sha:match("^" .. string.rep("%x", 64) .. "$") then
+        verdicts.raise(f.verdict, f.message)
+      end
+      cache[sha] = text or from_lineage(sha) or false
+    end
     return cache[sha] or nil
   end
   return run
@@ -112,7 +122,9 @@ function M.render(dir)
   if not run then return nil, f end
   local kind, kf = M.kind_of(run.records)
   if not kind then return nil, kf end
-  local d, title = require(M.KINDS[kind]).build(run)
+  local built, title = verdicts.catch(require(M.KINDS[kind]).build, run)
+  if not built then return nil, title end
+  local d = built
   for _, w in ipairs(run.warnings) do
     d:md("> Note: " .. require("klineage.report.escape").md(w))
   end
@@ -122,15 +134,27 @@ function M.render(dir)
 end
 
 function M.write(dir, out_dir)
+  local lock
+  if not out_dir then
+    local lf
+    lock, lf = require("klineage.runlock").acquire(dir)
+    if not lock then return nil, lf end
+  end
   local r, f = M.render(dir)
-  if not r then return nil, f end
+  if not r then
+    if lock then lock:release() end
+    return nil, f
+  end
   out_dir = out_dir or dir
   local ok, err = proc.mkdir_p(out_dir)
-  if not ok then return nil, verdicts.failure("io_error", string.format("cannot create '%s': %s", files.display(out_dir), tostring(err))) end
+  if not ok then
+    if lock then lock:release() end
+    return nil, verdicts.failure("io_error", string.format("cannot create '%s': %s", files.display(out_dir), tostring(err)))
+  end
   local md_path, html_path = out_dir .. "/report.md", out_dir .. "/report.html"
   local wok, wf = files.write_atomic(md_path, r.markdown)
-  if not wok then return nil, wf end
-  wok, wf = files.write_atomic(html_path, r.html)
+  if wok then wok, wf = files.write_atomic(html_path, r.html) end
+  if lock then lock:release() end
   if not wok then return nil, wf end
   return { kind = r.kind, md = md_path, html = html_path }
 end

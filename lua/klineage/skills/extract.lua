@@ -78,7 +78,8 @@ end
 
 local function text_of(run, sha)
   if run.texts[sha] == nil then
-    run.texts[sha] = files.read_text(run.dir .. "/src/" .. sha .. ".cu") or false
+    -- checked against its name: a swapped file is not learned from
+    run.texts[sha] = require("klineage.runs").read_source(run.dir, sha) or false
   end
   return run.texts[sha] or nil
 end

@@ -11,10 +11,14 @@
 --       invalid record; io_error: the folder cannot be made, the file not
 --       written). open(tmp) -> handle makes the temporary (files.write_atomic;
 --       tests pass one that fails halfway)
---   store.write_all(dir, records) -> { written = paths, removed = paths }
---       | nil, failure: every record saved, then each *.lua file whose id
---       is not among them removed, so that a regenerated repository holds
---       exactly the records given. Nothing is removed when a save failed.
+--   store.write_all(dir, records) -> { written = paths, removed = paths,
+--       kept = paths } | nil, failure: every record saved, then each stale
+--       record file (a *.lua whose id is not among them) removed, so that a
+--       regenerated repository holds exactly the records given. Only files
+--       the serializer wrote are removed: those that start with its header
+--       line (serialize.HEADER), which no hand-written file has; any other
+--       *.lua there (a note, a helper, a FIFO) is kept and listed in kept.
+--       Nothing is removed when a save failed.
 --   store.path(dir, id) -> dir/<id>.lua
 --   store.MAX_BYTES, store.LIMITS
 --
@@ -132,6 +136,13 @@ function M.save(dir, r, open)
   return path
 end
 
+-- Whether path is a record file the serializer wrote: its first line is
+-- the header. Read as every file is (a FIFO is refused, so not ours).
+local function ours(path)
+  local text = files.read_file(path, M.MAX_BYTES)
+  return text ~= nil and text:sub(1, #serialize.HEADER + 1) == serialize.HEADER .. "\n"
+end
+
 function M.write_all(dir, records)
   if type(dir) ~= "string" or type(records) ~= "table" then error("store.write_all: a folder and a list of records expected", 2) end
   local keep, written = {}, {}
@@ -150,16 +161,18 @@ function M.write_all(dir, records)
   end
   local names, lf = folder_names(dir)
   if not names then return nil, lf end
-  local removed = {}
+  local removed, kept = {}, {}
   for _, name in ipairs(names) do
-    if not keep[name:sub(1, -5)] then
-      local path = join(dir, name)
+    local path = join(dir, name)
+    if not keep[name:sub(1, -5)] and not ours(path) then
+      kept[#kept + 1] = path
+    elseif not keep[name:sub(1, -5)] then
       local ok, err = os.remove(path)
       if not ok then return nil, verdicts.failure("io_error", string.format("cannot remove the stale '%s': %s", files.display(path), err)) end
       removed[#removed + 1] = path
     end
   end
-  return { written = written, removed = removed }
+  return { written = written, removed = removed, kept = kept }
 end
 
 return M

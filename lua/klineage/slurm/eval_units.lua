@@ -56,9 +56,7 @@ function M.run(splan, index)
 end
 
 function M.finished(splan, unit)
-  local h = io.open(splan.run .. "/" .. unit.name .. "/result.json", "rb")
-  if h then h:close() return true end
-  return false
+  return (require("klineage.files").regular(splan.run .. "/" .. unit.name .. "/result.json"))
 end
 
 local function earliest(results)

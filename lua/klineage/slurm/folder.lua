@@ -80,9 +80,7 @@ end
 function M.next_script(run, what)
   local k = 1
   while true do
-    local h = io.open(string.format("%s/slurm/%s-%d.sh", run, what, k), "rb")
-    if not h then break end
-    h:close()
+    if not require("kl.fs").stat(string.format("%s/slurm/%s-%d.sh", run, what, k)) then break end
     k = k + 1
   end
   return string.format("%s/slurm/%s-%d.sh", run, what, k), k

@@ -31,9 +31,7 @@ function M.kind(splan)
 end
 
 local function exists(path)
-  local h = io.open(path, "rb")
-  if h then h:close() return true end
-  return require("kl.fs").stat(path) ~= nil
+  return require("kl.fs").stat(path) ~= nil -- never opened: an open blocks on a FIFO
 end
 
 -- The unit's log from its job (sbatch --output=.../unit-%a-%A.out).

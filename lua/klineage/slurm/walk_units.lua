@@ -72,9 +72,7 @@ local function walk_end(dir)
 end
 
 local function repository_written(dir)
-  local h = io.open(dir .. "/skills/.learned", "rb")
-  if h then h:close() return true end
-  return false
+  return (require("klineage.files").regular(dir .. "/skills/.learned"))
 end
 
 -- The unit's own repository, learned from its walk alone; the marker is

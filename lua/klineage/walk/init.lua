@@ -75,7 +75,11 @@ Walk.__index = Walk
 
 function Walk:lineage_text(i)
   local file = self.workload.lineage[i]
-  if not self.texts[i] then self.texts[i] = assert(io.open(self.workload.dir .. "/" .. file, "rb")):read("a") end
+  if not self.texts[i] then
+    local text, f = require("klineage.files").read_text(self.workload.dir .. "/" .. file)
+    if not text then verdicts.raise("bad_input", f.message) end
+    self.texts[i] = text
+  end
   return self.texts[i]
 end
 

@@ -205,10 +205,9 @@ local function payload_(req, field)
   local text, path = req[field .. "_b64"], req[field .. "_path"]
   if type(text) == "string" then return M.unbase64(text) end
   if type(path) ~= "string" then return nil, string.format("%s_b64 or %s_path is required", field, field) end
-  local h, err = io.open(path, "rb")
-  if not h then return nil, "cannot open " .. tostring(err) end
-  local data = h:read("a")
-  h:close()
+  -- a regular file only, as every file is read (klineage.files); 1 GiB at most
+  local data, f = require("klineage.files").read_file(path, 1 << 30, "an upload")
+  if not data then return nil, f.message end
   return data
 end
 

@@ -7,7 +7,9 @@
 -- wins. (No API key is ever written: answers are scrubbed before.)
 --
 --   replay.key(prompt, system) -> 64 hex digits
---   replay.load(path) -> { [key] = answer } | nil, failure (io_error, bad_input)
+--   replay.load(path) -> { [key] = answer } | nil, failure (io_error, bad_input:
+--       also a transcript that is not a regular file or is over MAX_BYTES)
+--   replay.MAX_BYTES: the largest transcript read (64 MiB)
 --   replay.complete(ctx, cfg, prompt, system) -> text, {} | nil, failure
 --       llm_replay_miss: the transcript has no answer for this prompt
 --   replay.append(path, entry) -> true | nil, failure (io_error)
@@ -20,27 +22,30 @@ local verdicts = require "klineage.verdicts"
 local M = {}
 
 M.SCHEMA = "klineage-llm-replay-1"
+M.MAX_BYTES = 64 * 1024 * 1024
 
 function M.key(prompt, system)
   return hash.sha256_parts(system or "", prompt)
 end
 
 function M.load(path)
-  local h, err = io.open(path, "rb")
-  if not h then return nil, verdicts.failure("io_error", "cannot read the transcript: " .. err, { path = path }) end
+  local files = require "klineage.files"
+  -- a FIFO or /dev/zero is refused before a byte is read
+  local text, f = files.read_file(path, M.MAX_BYTES, "a transcript")
+  if not text then
+    return nil, verdicts.failure(f.stage == "open" and "io_error" or "bad_input", "the transcript: " .. f.message, { path = path })
+  end
   local answers, n = {}, 0
-  for line in h:lines() do
+  for line in text:gmatch("([^\n]*)\n?") do
     n = n + 1
     if line:match("%S") then
       local ok, e = pcall(cjson.decode, line)
       if not ok or type(e) ~= "table" or e.schema ~= M.SCHEMA or type(e.prompt_hash) ~= "string" or type(e.answer) ~= "string" then
-        h:close()
-        return nil, verdicts.failure("bad_input", string.format("%s:%d: not a %s line", path, n, M.SCHEMA), { path = path })
+        return nil, verdicts.failure("bad_input", string.format("%s:%d: not a %s line", files.display(path), n, M.SCHEMA), { path = path })
       end
       answers[e.prompt_hash] = e.answer
     end
   end
-  h:close()
   return answers
 end
 
@@ -60,8 +65,8 @@ function M.complete(ctx, cfg, prompt, system)
 end
 
 function M.append(path, entry)
-  local h, err = io.open(path, "ab")
-  if not h then return nil, verdicts.failure("io_error", "cannot write the transcript: " .. err, { path = path }) end
+  local h, f = require("klineage.files").open_append(path)
+  if not h then return nil, verdicts.failure(f.verdict, "the transcript: " .. f.message, { path = path }) end
   local line = cjson.encode({
     schema = M.SCHEMA, prompt_hash = entry.prompt_hash, answer = entry.answer, provider = entry.provider, model = entry.model,
   }) .. "\n"
