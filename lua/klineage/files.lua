@@ -41,11 +41,8 @@ local M = {}
 
 M.MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
-local ESCAPES = { ["\n"] = "\\n", ["\t"] = "\\t", ["\r"] = "\\r" }
-
-function M.display(path)
-  return (tostring(path):gsub("[%c]", function(c) return ESCAPES[c] or string.format("\\%03o", c:byte()) end))
-end
+-- One escaping for everything shown from outside: klineage.term's.
+function M.display(path) return require("klineage.term").text(path) end
 
 function M.read_file(path, max_bytes, what)
   max_bytes = max_bytes or M.MAX_SOURCE_BYTES
