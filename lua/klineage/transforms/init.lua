@@ -8,7 +8,9 @@
 --   intent  = one sentence: what the optimization buys and why
 --   params  = { NAME = { value... } } the parameter space of apply, or nil
 --   find(unit, facts) -> { site... } in source order; facts (klineage.facts
---             of the site's function, or nil) may be used, never required
+--             of the site's function, or nil) may be used, never required;
+--             facts.alias is the workload's aliasing declaration
+--             (transforms/lib/aliasing.lua; absent: unknown)
 --   apply(site [, params]) -> text | nil, failure   (direction "apply")
 --   undo(site) -> text | nil, failure              (direction "undo")
 --
@@ -38,7 +40,8 @@
 --   transforms.run(site [, params]) -> text | nil, failure: apply or undo by
 --     the site's direction, errors in the transform caught as `internal`
 --   transforms.counterpart(site, text) -> the site of `text` with the same
---     transform and key and the other direction, or nil
+--     transform and key and the other direction, or nil; found under the
+--     facts the site was found with (site.facts)
 local verdicts = require "klineage.verdicts"
 
 local M = {}
@@ -104,6 +107,7 @@ function M.sites(x, opts)
   for _, t in ipairs(list) do
     for _, site in ipairs(t.find(unit, opts.facts) or {}) do
       if (not opts.direction or site.direction == opts.direction) and (not opts.fn or site.fn == opts.fn) then
+        site.facts = opts.facts -- counterpart finds the other direction under the same facts
         out[#out + 1] = site
       end
     end
@@ -129,7 +133,7 @@ end
 
 function M.counterpart(site, text)
   local want = site.direction == "apply" and "undo" or "apply"
-  for _, s in ipairs(M.sites(text, { names = { site.transform } })) do
+  for _, s in ipairs(M.sites(text, { names = { site.transform }, facts = site.facts })) do
     if s.key == site.key and s.direction == want then return s end
   end
   return nil
