@@ -6,10 +6,12 @@
 -- defines built from it, scales. What is not a knob, whatever its value:
 --   * a problem size: a host function uses it outside a launch's
 --     configuration and a dim3, a global index is compared with it, or
---     the launch's grid divides it up (grid(cdiv(N, 16)));
+--     the launch's grid divides it up (grid(cdiv(N, 16)), a dividend of
+--     defines alone);
 --   * a hardware constant: a warp-size or lane name, an argument of a warp
 --     intrinsic (__shfl*_sync, __ballot_sync, ...), 32 dividing a thread
---     index (threadIdx.x % WARP), or a comparison with 32 or warpSize;
+--     index (threadIdx.x % WARP), or a comparison with 32 or warpSize
+--     outside a static_assert (those layout.consistent checks per value);
 --   * a library fragment shape: a template argument of wmma::fragment or
 --     of an mma shape;
 --   * a block extent where the launch writes the block shape as literals
@@ -21,7 +23,9 @@
 --       reach: layout.closure(unit:defines()); define: an entry of
 --       unit:defines().
 --   knobs.reaches(unit, ann, reach, name) -> nil | what: "the launch",
---       "a shared array's extent" or "the thread arithmetic (line N)"
+--       "a shared array's extent" or "the launch geometry through the
+--       kernel's arithmetic (line N)" (with threadIdx, blockIdx, blockDim or
+--       a name of the launch line, not one built from this define)
 local layout = require "klineage.transforms.lib.layout"
 
 local M = {}
@@ -51,6 +55,15 @@ local function statement(n)
   local s = n
   while s:parent() and EXPR[s:parent().kind] do s = s:parent() end
   return s
+end
+
+local function in_static_assert(n)
+  local p = n:parent()
+  while p do
+    if p.kind == "call" and p:field("callee") and p:field("callee"):text() == "static_assert" then return true end
+    p = p:parent()
+  end
+  return false
 end
 
 local function enclosing_function(n)
@@ -131,11 +144,22 @@ function M.reaches(unit, ann, reach, name)
       end
     end
   end
+  -- the kernel's own arithmetic with the threads or the launch's names
+  -- (BLOCK * VEC: how much of a row a block holds)
+  local geometry = {}
+  for _, w in ipairs(THREAD) do geometry[w] = true end
+  for _, launch in ipairs(launches(ann)) do
+    for _, list in ipairs({ launch.grid, launch.block }) do
+      for _, c in ipairs(list) do for _, n in ipairs(c.names) do geometry[n] = true end end
+    end
+  end
   for id in unit:walk({ "ident" }) do
     if r[id:text()] then
       local fn = enclosing_function(id)
-      if fn and is_device(fn) and mentions(statement(id):text(), THREAD) then
-        return string.format("the thread arithmetic (line %d)", id.line)
+      if fn and is_device(fn) then
+        for w in pairs(layout.words(statement(id):text())) do
+          if geometry[w] and not r[w] then return string.format("the launch geometry through the kernel's arithmetic (line %d)", id.line) end
+        end
       end
     end
   end
@@ -175,7 +199,9 @@ function M.why_not(unit, ann, reach, d)
           and n == name and value == 32 and mentions(p:field("lhs"):text(), { "threadIdx", "lane", "tid" }) then
         return string.format("line %d divides a thread index by %s = 32, the warp size, which must stay 32", id.line, n)
       end
-      if p and p.kind == "binary" and COMPARE[p.op] then
+      -- a static_assert's bound (BLOCK >= 32) is a constraint layout.consistent
+      -- checks at each value, not a use
+      if p and p.kind == "binary" and COMPARE[p.op] and not in_static_assert(id) then
         local other = p:field("lhs") and p:field("lhs").id == me.id and p:field("rhs") or p:field("lhs")
         local ot = other and other:text() or ""
         if ot:match("^%s*32%s*$") or ot:find("warpSize", 1, true) then
@@ -199,11 +225,19 @@ function M.why_not(unit, ann, reach, d)
       end
     end
   end
+  local defined = {}
+  for _, dd in ipairs(unit:defines()) do defined[dd.name.text] = true end
   for _, launch in ipairs(launches(ann)) do
     for _, c in ipairs(launch.grid) do
       for first in c.text:gmatch("cdiv%s*(%b())") do
+        -- a dividend of defines alone (cdiv(N, 16)) is a count of elements;
+        -- one with workload parameters (cdiv(frontier * ALPHA, B)) is not
         local dividend = first:sub(2):match("^([^,]*),")
-        if dividend and layout.words(dividend)[name] then
+        local only_defines = dividend ~= nil
+        for w in pairs(dividend and layout.words(dividend) or {}) do
+          if not defined[w] and w ~= "min" and w ~= "max" and w ~= "cdiv" then only_defines = false end
+        end
+        if dividend and only_defines and layout.words(dividend)[name] then
           return string.format("the launch's grid divides %s up (%s): it is a problem size", name, c.text)
         end
       end
