@@ -16,6 +16,7 @@ return {
     c = { "f32", "rows*cols", output = true },
   },
   args = { "rows", "cols", "inner", "a", "b", "c" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   tolerance = { rtol = 1e-4, atol = 1e-5 },
   flops = "2*rows*cols*inner",

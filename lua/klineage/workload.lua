@@ -52,7 +52,17 @@
 --
 -- w keeps the spec's fields and adds: path, dir, limits, buffer_list (sorted
 -- { name, type, count (compiled expr), init, after, output, stream }),
--- outputs (names), flops_expr, bytes_expr, and reference.
+-- outputs (names), flops_expr, bytes_expr, reference, and alias_pairs.
+--
+-- alias: whether the kernel is launched in place (klineage.alias has the
+-- rest). Absent: unknown, so transforms that need two pointers apart
+-- (restrict, ldg) refuse a pointer that may alias a written one.
+-- alias = {}: never in place. alias = { { "out", "in" } }: out and in are
+-- launched with one buffer, and the gate also runs the kernel that way at
+-- every test size. Each pair is an output and an input of the same element
+-- type and the same count at every size; a buffer is in one pair at most,
+-- and no buffer is passed twice in args (that is an in-place launch too).
+-- w.alias_pairs = nil (absent) or { { output = name, input = name } }.
 --
 -- reference = "reference.c": the workload's C reference, a file in the
 -- spec's folder (a path relative to it) that defines
@@ -64,6 +74,7 @@
 -- { file = as written, path, sha256, source = the text read here }.
 -- The declaration itself is checked against args when the reference is
 -- compiled (gate/reference.lua), where the types are needed.
+local alias = require "klineage.alias"
 local expr = require "klineage.expr"
 local sandbox = require "klineage.spec_sandbox"
 local verdicts = require "klineage.verdicts"
@@ -108,7 +119,7 @@ M.FIELDS = {
   name = true, kernel = true, params = true, test_params = true, bench_params = true,
   buffers = true, args = true, tolerance = true, flops = true, bytes = true,
   lineage = true, run = true, description = true, reference = true, vendor = true,
-  rate = true, monotone = true,
+  rate = true, monotone = true, alias = true,
 }
 
 -- The vendor routines a workload can be compared with (kl.vendor), and the
@@ -396,7 +407,11 @@ local function validate(spec, path, dir, sb, limits)
   if type(spec.args) ~= "table" or #spec.args == 0 then invalid(path, "args", "missing: the kernel's arguments in order") end
   local used = {}
   for i, a in ipairs(spec.args) do
-    if by_name[a] then used[a] = true
+    if by_name[a] then
+      if used[a] then
+        invalid(path, string.format("args[%d]", i), "'%s' is passed twice (a kernel launched in place takes two buffers and alias = { { \"out\", \"in\" } })", a)
+      end
+      used[a] = true
     elseif spec.params[a] == nil then
       invalid(path, string.format("args[%d]", i), "'%s' is neither a buffer nor a key of params", tostring(a))
     end
@@ -404,6 +419,13 @@ local function validate(spec, path, dir, sb, limits)
   for _, b in ipairs(w.buffer_list) do
     if not used[b.name] then invalid(path, "buffers." .. b.name, "is not passed in args") end
   end
+
+  local aok, pairs_ = pcall(alias.check, path, spec, by_name)
+  if not aok then
+    if type(pairs_) == "table" and pairs_.alias_invalid then error(setmetatable({ msg = pairs_.alias_invalid }, Invalid), 0) end
+    error(pairs_, 0)
+  end
+  w.alias_pairs = pairs_
 
   local has_float_output = false
   for _, name in ipairs(w.outputs) do has_float_output = has_float_output or types.is_float(by_name[name].type) end
@@ -510,6 +532,10 @@ local function validate(spec, path, dir, sb, limits)
   -- bench size may be meant for a GPU machine).
   for _, size in ipairs(M.sizes(w)) do
     local ok, err = element_counts(w, size.params)
+    if ok then
+      local cok, cmsg = alias.check_counts(w, ok, size.label)
+      if not cok then error(setmetatable({ msg = cmsg }, Invalid), 0) end
+    end
     for _, b in ipairs(w.buffer_list) do
       if ok and b.int_bounds then ok, err = M.init_of(w, b.name, size.params) end
     end
@@ -745,9 +771,11 @@ function M.host_inputs(w, p, seed, names)
     local n = counts[b.name]
     if type(b.init) == "function" then
       local given = {}
-      for _, d in ipairs(b.after) do given[d] = data[d] end
+      -- by the names the init knows; in an in-place view (klineage.alias)
+      -- a name may stand for a merged buffer
+      for _, d in ipairs(b.after) do given[d] = data[w.buffer_by_name[d].name] end
       local bytes, f = verdicts.catch(b.init, p, randgen.rng(seed, b.stream),
-        { seed = seed, name = b.name, type = b.type, count = n, buffers = given })
+        { seed = seed, name = b.init_name or b.name, type = b.type, count = n, buffers = given })
       if not bytes then return nil, f end
       data[b.name] = bytes
     else

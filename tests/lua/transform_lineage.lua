@@ -35,7 +35,7 @@ describe(name .. " over the lineages on emu", function()
       for _, file in ipairs(w.lineage) do
         local path = w.dir .. "/" .. file
         local src = read_file(path)
-        for _, site in ipairs(transforms.sites(src, { names = { name } })) do
+        for _, site in ipairs(transforms.sites(src, { names = { name }, facts = require("klineage.transforms.lib.aliasing").facts(w) })) do
           it(string.format("%s/%s %s %s", wname, file, site.direction, site.key), function()
             local out, f = transforms.run(site, site.params)
             if not out then fail("%s", tostring(f)) end

@@ -2,7 +2,9 @@
 -- holds in.cu, expected.cu and case.lua = { direction = "apply" | "undo",
 -- key = the site's key (default: the only site in that direction),
 -- params = apply's params, roundtrip = false when the inverse does not give
--- in.cu back byte for byte (the reason in `why`) }. The case runs the site
+-- in.cu back byte for byte (the reason in `why`), alias = the workload's
+-- aliasing declaration as pairs of argument positions ({}: never in place;
+-- absent: unknown) }. The case runs the site
 -- on in.cu and must give expected.cu; then the counterpart site of
 -- expected.cu, run, must give in.cu. Every transform has at least one
 -- case in each direction.
@@ -48,7 +50,10 @@ for _, name in ipairs(transforms.names()) do
         local spec = dofile(cdir .. "/case.lua")
         seen[spec.direction] = true
         local input, want = read_file(cdir .. "/in.cu"), read_file(cdir .. "/expected.cu")
-        local sites = transforms.sites(input, { names = { name }, direction = spec.direction })
+        -- alias: the workload's declaration by argument position ({}: never
+        -- in place); absent, unknown (transforms/lib/aliasing.lua)
+        local facts = spec.alias ~= nil and { alias = { pairs = spec.alias } } or nil
+        local sites = transforms.sites(input, { names = { name }, direction = spec.direction, facts = facts })
         local site
         for _, s in ipairs(sites) do
           if spec.key == nil or s.key == spec.key then

@@ -10,6 +10,7 @@ return {
     y = { "f32", "n", init = "normal", output = true },
   },
   args = { "n", "a", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   tolerance = { rtol = 1e-6, atol = 1e-7 },
   flops = "2*n",
   bytes = "12*n",

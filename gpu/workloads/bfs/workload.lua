@@ -139,6 +139,7 @@ return {
     bits = { "u32", "cdiv(V, 32)", scratch = true },  -- visited bitmask (v5 on)
   },
   args = { "V", "depth", "frontier", "graph", "level", "qa", "qb", "count", "bits" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   -- level is i32: exact comparison.

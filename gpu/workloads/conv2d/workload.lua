@@ -24,6 +24,7 @@ return {
     y = { "f32", "N*K*H*W", output = true },
   },
   args = { "N", "C", "K", "H", "W", "x", "w", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   -- Each output sums C * 9 products of numbers in [-1, 1): at C = 128 that

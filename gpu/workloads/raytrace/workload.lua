@@ -195,6 +195,7 @@ return {
     work = { "i32", "4", scratch = true },  -- the ray counter of the persistent versions (v5 on)
   },
   args = { "W", "H", "G", "B", "scene", "hit", "work" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   -- hit is i32: exact comparison. The only sure lower bound on the work is

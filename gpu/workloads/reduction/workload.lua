@@ -23,6 +23,7 @@ return {
     out = { "f32", "1", init = "zeros", output = true },
   },
   args = { "n", "x", "partial", "out" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   -- The sum of 2^28 values in [-1, 1) is about 9.5e3 in magnitude and may

@@ -19,6 +19,7 @@ return {
     C = { "f32", "M*N", init = "uniform", output = true },
   },
   args = { "M", "N", "K", "alpha", "A", "B", "beta", "C" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   -- Each element sums K products of numbers in [-1, 1): rounding in fp32

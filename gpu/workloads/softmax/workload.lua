@@ -24,6 +24,7 @@ return {
     y = { "f32", "rows*cols", init = "zeros", output = true },
   },
   args = { "rows", "cols", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   -- Outputs are about 1 / cols. v0 sums up to 32768 exponentials serially

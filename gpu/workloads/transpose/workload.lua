@@ -19,6 +19,7 @@ return {
     output = { "f32", "rows*cols", init = "zeros", output = true },
   },
   args = { "rows", "cols", "input", "output" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   -- void reference(<args>) in C: v0 is checked against it at the test sizes (gate/reference.lua)
   reference = "reference.c",
   tolerance = { rtol = 0, atol = 0 },  -- a transpose moves bits: exact

@@ -22,6 +22,7 @@
 --       record) } | nil, why [, { llm = call record, verdict }] (an LLM
 --       was asked and its answer was unusable: the loop charges a cycle)
 --   steps.accept(agent, row, result) -> true | false, why (English)
+local aliasing = require "klineage.transforms.lib.aliasing"
 local describe = require "klineage.skills.describe"
 local learn = require "klineage.skills.learn"
 local match = require "klineage.skills.match"
@@ -167,7 +168,8 @@ end
 function M.materialize(agent, row)
   local m = row.record.materialize
   if m.transform then
-    for _, site in ipairs(transforms.sites(agent.current.source, { names = { m.transform }, direction = "apply" })) do
+    for _, site in ipairs(transforms.sites(agent.current.source, { names = { m.transform }, direction = "apply",
+                                                    facts = aliasing.facts(agent.workload) })) do
       if site.key == row.site then
         local text, f = transforms.run(site, row.params)
         if text and text ~= agent.current.source then return { source = text, params = row.params, by = "transform" } end

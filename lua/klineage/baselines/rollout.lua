@@ -11,6 +11,7 @@
 --   rollout.in_order(agent, rows) -> rows by transform name, then site
 --   rollout.materialize(agent, row), rollout.accept(agent, row, result):
 --       the contract of agent/steps.lua
+local aliasing = require "klineage.transforms.lib.aliasing"
 local steps = require "klineage.agent.steps"
 local transforms = require "klineage.transforms"
 
@@ -18,7 +19,7 @@ local M = {}
 
 function M.rows(agent, names)
   local out = {}
-  for _, site in ipairs(transforms.sites(agent.current.source, { direction = "apply", names = names })) do
+  for _, site in ipairs(transforms.sites(agent.current.source, { direction = "apply", names = names, facts = aliasing.facts(agent.workload) })) do
     out[#out + 1] = { skill = "transform:" .. site.transform, transform = site.transform, site = site.key,
                       params_key = "{}", applies = site }
   end

@@ -7,10 +7,15 @@
 --       random per evaluation) are tried at the test sizes. stage = { verdict,
 --       message, trials, sizes, skipped, at, retried }; bench_size is the
 --       first bench size both kernels allow, for the profile stage.
+--       A spec that declares in-place launches (alias = { { out, in } },
+--       klineage.alias) has every test size and seed tried twice: out of
+--       place, then in place (both kernels on alias.in_place(w)); such a
+--       trial and its failure's `at` carry in_place = "in place (out = in)".
 --
 -- A trial whose worker died (fault, worker_lost) is run once more on a
 -- fresh worker: a kernel that faults faults again, while a worker killed
 -- from outside should not cost a correct kernel its verdict.
+local alias = require "klineage.alias"
 local session_mod = require "klineage.gate.session"
 local verdicts = require "klineage.verdicts"
 local workload = require "klineage.workload"
@@ -74,6 +79,7 @@ function M.stage(s, base, cand, w, fixed_seeds, which, drawn)
   for _, seed in ipairs(drawn or {}) do with_drawn[#with_drawn + 1] = seed end
   local stage = { trials = {}, sizes = 0, skipped = {} }
   local bench_size
+  local in_place = alias.in_place(w)
   for _, size in ipairs(workload.sizes(w)) do
     if which == "test" and size.bench then goto continue end
     local g = session_mod.geometry(cand, size.params)
@@ -84,19 +90,25 @@ function M.stage(s, base, cand, w, fixed_seeds, which, drawn)
       stage.skipped[#stage.skipped + 1] = { size = size.label, why = "baseline: " .. gb.why }
     else
       stage.sizes = stage.sizes + 1
+      -- a test size is also run in place when the spec declares it
+      local forms = { w, not size.bench and in_place or nil }
       for _, seed in ipairs(size.bench and fixed_seeds or with_drawn) do
-        local t, f = trial_with_retry(s, base, cand, w, size, seed, stage)
-        if not t then
-          stage.verdict, stage.message = f.verdict, f.message
-          stage.signal, stage.code, stage.stderr = f.signal, f.code, f.stderr
-          stage.at = { size = size.label, seed = seed }
-          return stage
-        end
-        stage.trials[#stage.trials + 1] = t
-        if not t.pass then
-          stage.verdict, stage.message = t.verdict, t.message
-          stage.at = { size = size.label, seed = seed }
-          return stage
+        for _, form in ipairs(forms) do
+          local t, f = trial_with_retry(s, base, cand, form, size, seed, stage)
+          local where = form.in_place and (form.in_place .. ": ") or ""
+          if not t then
+            stage.verdict, stage.message = f.verdict, where .. f.message
+            stage.signal, stage.code, stage.stderr = f.signal, f.code, f.stderr
+            stage.at = { size = size.label, seed = seed, in_place = form.in_place }
+            return stage
+          end
+          t.in_place = form.in_place
+          stage.trials[#stage.trials + 1] = t
+          if not t.pass then
+            stage.verdict, stage.message = t.verdict, where .. t.message
+            stage.at = { size = size.label, seed = seed, in_place = form.in_place }
+            return stage
+          end
         end
         if size.bench and not bench_size then bench_size = size end
       end

@@ -49,6 +49,9 @@
 --     and uploaded into a snapshot-made "<name>@cref" there;
 --   * the run's worker fills the same seed's inputs, runs the baseline and
 --     compares each output with "<name>@cref" with the workload's tolerance.
+-- A spec that declares in-place launches (alias = { { out, in } }) has
+-- each size and seed checked twice: as above, then with both the reference
+-- and the baseline given one buffer for each pair (alias.in_place(w)).
 -- A worker killed from outside (worker_lost) gets one more try.
 --
 -- Verdicts: "ok"; "skipped" (no reference, or no test size the baseline
@@ -61,6 +64,7 @@
 -- A context keeps each outcome (ctx.reference_checks) by (spec, reference,
 -- baseline, entry, seeds, backend): a bench of ten versions checks v0 once.
 -- The engine's own failures are not kept; the next evaluation tries again.
+local alias = require "klineage.alias"
 local cache = require "klineage.cache"
 local emu = require "klineage.emu"
 local protocol = require "klineage.worker.protocol"
@@ -241,7 +245,8 @@ end
 local function host_request(lib, w, p)
   local args = {}
   for i, a in ipairs(w.args) do
-    if w.buffer_by_name[a] then args[i] = { "buf", a } else args[i] = { lib.params[i].kind, p[a] } end
+    -- by the buffer's own name: in an in-place view an input names its output
+    if w.buffer_by_name[a] then args[i] = { "buf", w.buffer_by_name[a].name } else args[i] = { lib.params[i].kind, p[a] } end
   end
   return { op = "host_reference", so_path = lib.path, args = args }
 end
@@ -281,7 +286,7 @@ end
 -- run's worker, then the baseline on the same inputs against them.
 local function trial(rs, bs, base, lib, w, size, seed)
   local p = size.params
-  local where = string.format("%s, seed %d", size.label, seed)
+  local where = string.format("%s, seed %d%s", size.label, seed, w.in_place and (", " .. w.in_place) or "")
   bs:load(base)
   rs:alloc(w, p)
   rs:fill(w, p, seed)
@@ -329,6 +334,9 @@ local function check(ctx, base, w, opts, stage)
   -- gate.evaluate_all, which waits on the context's pool: they are synchronous.
   local rs = bs
   if rpool ~= ctx.pool then rs = session.new { pool = rpool, worker = 1, timeout = ctx.timeout } end
+  -- a spec that declares in-place launches: the reference and the
+  -- baseline are run that way too (klineage.alias)
+  local in_place = alias.in_place(w)
   for _, size in ipairs(workload.sizes(w)) do
     if not size.bench then
       local g = session.geometry(base, size.params)
@@ -337,14 +345,16 @@ local function check(ctx, base, w, opts, stage)
       else
         stage.sizes = stage.sizes + 1
         for _, seed in ipairs(stage.seeds) do
-          stage.at = { size = size.label, seed = seed }
-          local ok, f = verdicts.catch(trial, rs, bs, base, lib, w, size, seed)
-          if not ok and f.verdict == "worker_lost" then
-            stage.retried = { size = size.label, seed = seed, verdict = f.verdict, message = f.message }
-            ok, f = verdicts.catch(trial, rs, bs, base, lib, w, size, seed)
+          for _, form in ipairs({ w, in_place }) do
+            stage.at = { size = size.label, seed = seed, in_place = form.in_place }
+            local ok, f = verdicts.catch(trial, rs, bs, base, lib, form, size, seed)
+            if not ok and f.verdict == "worker_lost" then
+              stage.retried = { size = size.label, seed = seed, verdict = f.verdict, message = f.message }
+              ok, f = verdicts.catch(trial, rs, bs, base, lib, form, size, seed)
+            end
+            if not ok then error(f, 0) end
+            stage.trials = stage.trials + 1
           end
-          if not ok then error(f, 0) end
-          stage.trials = stage.trials + 1
         end
       end
     end

@@ -23,6 +23,7 @@
 --       the candidate's launches, and the requests that set up each sample
 --   session.guarded(fn, ...) -> fn's stage, or a stage made of the failure
 --       it raised ({ verdict, message, signal, code, stderr })
+local alias = require "klineage.alias"
 local annotations = require "klineage.annotations"
 local kernel = require "klineage.gate.kernel"
 local protocol = require "klineage.worker.protocol"
@@ -134,7 +135,7 @@ function Session:launch_request(k, w, p, bind)
   end
   local g = M.geometry(k, p, bind, bind.kernel)
   if not g.allowed then verdicts.raise("not_allowed", g.why) end
-  local args = {}
+  local args, holder = {}, {}
   for i, a in ipairs(w.args) do
     local b, kind = bind[a], kinds[i]
     local buf = b == nil and w.buffer_by_name[a] and a
@@ -144,7 +145,17 @@ function Session:launch_request(k, w, p, bind)
     end
     if buf then
       if kind ~= "buf" then refuse("args[%d]: buffer '%s' for parameter %d of %s, which is a %s", i, buf, i, entry, kind) end
-      args[i] = { "buf", buf }
+      -- by the buffer's own name: in an in-place view (klineage.alias) an
+      -- input's name stands for the output it is merged into
+      local name = w.buffer_by_name[buf].name
+      -- one buffer for two pointers is an in-place launch: only where the
+      -- spec's alias declares it, or the kernel is judged on a form it never saw
+      local other = holder[name]
+      if other and not alias.declared(w, other, a) then
+        refuse("run: ctx:launch binds %s and %s to one buffer '%s', which the spec's alias does not declare", other, a, name)
+      end
+      holder[name] = holder[name] or a
+      args[i] = { "buf", name }
     else
       local v = b ~= nil and b or p[a]
       if kind == "buf" then refuse("args[%d]: '%s' is not a buffer, but parameter %d of %s is a pointer", i, a, i, entry) end

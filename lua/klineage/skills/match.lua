@@ -32,6 +32,7 @@
 --     computed (absent is not false: the kernel is not known to qualify);
 --   * a guard that holds blocks; one whose fact is absent cannot fire and
 --     is listed in `unknown`, as absent preconditions are.
+local aliasing = require "klineage.transforms.lib.aliasing"
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
 local learn = require "klineage.skills.learn"
@@ -170,7 +171,7 @@ function M.kernel(records, text, opts)
   if not before then return nil, ff end
   local cache = {}
   local ctx = {
-    unit = unit, before = before, sites = transforms.sites(unit, { direction = "apply" }),
+    unit = unit, before = before, sites = transforms.sites(unit, { direction = "apply", facts = aliasing.facts(opts.workload) }),
     -- facts of the kernel after the site's transform, once per site and params
     after = function(site, params)
       local key = site.transform .. "\0" .. site.key .. "\0" .. require("klineage.skills.serialize").value(params or {})

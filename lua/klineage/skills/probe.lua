@@ -30,6 +30,7 @@
 --     opts = { deadline = a host.clock() time: no unit starts after it,
 --              progress = fn(unit, index, of) }
 --     summary = { judged, reused, not_run = { unit... (with why) }, stopped }
+local aliasing = require "klineage.transforms.lib.aliasing"
 local cache = require "klineage.cache"
 local files = require "klineage.files"
 local gate = require "klineage.gate"
@@ -68,7 +69,7 @@ local function forward_units(w)
   for i, file in ipairs(w.lineage) do
     local text = version_text(w, i)
     local first = {}
-    for _, site in ipairs(transforms.sites(text, { direction = "apply", fn = w.kernel })) do
+    for _, site in ipairs(transforms.sites(text, { direction = "apply", fn = w.kernel, facts = aliasing.facts(w) })) do
       if not first[site.transform] then
         first[site.transform] = true
         units[#units + 1] = { probe = "forward", version = i, label = file, site = site }

@@ -10,7 +10,8 @@
 --   find(unit, facts) -> { site... } in source order, in device code only
 --             (support.functions gives the device functions); facts
 --             (klineage.facts of the site's function, or nil) may be used,
---             never required
+--             never required; facts.alias is the workload's aliasing
+--             declaration (transforms/lib/aliasing.lua; absent: unknown)
 --   apply(site [, params]) -> text | nil, failure   (direction "apply")
 --   undo(site) -> text | nil, failure              (direction "undo")
 --
@@ -41,7 +42,8 @@
 --   transforms.run(site [, params]) -> text | nil, failure: apply or undo by
 --     the site's direction, errors in the transform caught as `internal`
 --   transforms.counterpart(site, text) -> the site of `text` with the same
---     transform and key and the other direction, or nil
+--     transform and key and the other direction, or nil; found under the
+--     facts the site was found with (site.facts)
 local verdicts = require "klineage.verdicts"
 local device_code = require "klineage.transforms.lib.device_code"
 
@@ -112,6 +114,7 @@ function M.sites(x, opts)
     for _, site in ipairs(t.find(unit, opts.facts) or {}) do
       if (not opts.direction or site.direction == opts.direction) and (not opts.fn or site.fn == opts.fn)
           and not device.in_host(site) then
+        site.facts = opts.facts -- counterpart finds the other direction under the same facts
         out[#out + 1] = site
       end
     end
@@ -137,7 +140,7 @@ end
 
 function M.counterpart(site, text)
   local want = site.direction == "apply" and "undo" or "apply"
-  for _, s in ipairs(M.sites(text, { names = { site.transform } })) do
+  for _, s in ipairs(M.sites(text, { names = { site.transform }, facts = site.facts })) do
     if s.key == site.key and s.direction == want then return s end
   end
   return nil

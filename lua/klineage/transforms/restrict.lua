@@ -2,11 +2,24 @@
 -- the compiler may then keep its loads in registers across stores to other
 -- pointers and route them through the read-only cache.
 --
--- The static check: every use of the parameter in the function body is
--- the array of a subscript read (`p[i]` that is not assigned, incremented
--- or had its address taken). Any other use (`p + i`, passing p on, `*p`)
--- could write or alias, and the site is not offered. Undo removes
--- __restrict__ and keeps the const, which the kernel's reads allow anyway.
+-- The static check, in both directions (find offers undo only where apply
+-- could come back):
+--   * every use of the parameter is a subscript read (lib/reads.lua: no
+--     store, ++/--, &p[i], p[i][j], reference binding, element passed to
+--     a function taking a reference, nothing in an opaque region or asm);
+--   * no parameter that may be the same buffer is written
+--     (lib/aliasing.lua: the workload's alias declaration, given as
+--     facts.alias; unknown without one, when every written pointer of the
+--     same element type counts);
+--   * where apply adds a const, the function's address is never taken
+--     (the const changes its type, which a function-pointer table or a
+--     cast would no longer match; __restrict__ alone does not).
+-- Earlier prototypes of the function (same name and parameter count) get
+-- the same const and __restrict__, so every declaration agrees. Undo
+-- removes __restrict__ from the definition and keeps the const, which the
+-- kernel's reads allow anyway.
+local aliasing = require "klineage.transforms.lib.aliasing"
+local reads = require "klineage.transforms.lib.reads"
 local support = require "klineage.transforms.support"
 
 local T = {
@@ -14,47 +27,54 @@ local T = {
   intent = "mark a read-only pointer parameter const __restrict__ so its loads can be cached and reordered past stores",
 }
 
-local WRITES = { ["++"] = true, ["--"] = true, ["&"] = true }
-
--- Whether the subscript node `ix` is only read. A member of the element
--- (p[i].x) is still its storage: the check looks past it and parentheses.
-local function read_only(ix)
-  local p = ix:parent()
-  while p and (p.kind == "paren" or (p.kind == "member" and p:field("object") and p:field("object").id == ix.id)) do
-    ix, p = p, p:parent()
-  end
-  if not p then return true end
-  if p.kind == "assign" and p:field("lhs") and p:field("lhs").id == ix.id then return false end
-  if (p.kind == "unary" or p.kind == "postfix") and WRITES[p.op] then return false end
-  if p.kind == "index" and p:field("object") and p:field("object").id == ix.id then return false end -- p[i][j]: not a flat pointer
-  return true
-end
-
--- nil when every use of the name is a subscript read, else why not.
-local function only_subscript_reads(fn, name)
-  local uses = support.uses(fn, name)
-  if #uses == 0 then return "the kernel never reads through it" end
-  for _, id in ipairs(uses) do
-    local ix = id:parent()
-    if not (ix and ix.kind == "index" and ix:field("object") and ix:field("object").id == id.id) then
-      return string.format("line %d uses it as '%s', not as a subscript", id.line, ix and ix:text() or name)
+-- Where the unit takes fn's address (anything but its declarations, a
+-- call and a launch), as "line N", or nil.
+local function address_taken(unit, fn)
+  local name = fn:name()
+  for id in unit:walk({ "ident" }) do
+    if id:text() == name then
+      local p = id:parent()
+      local callee = p and (p.kind == "call" or p.kind == "launch") and p:field("callee")
+      if p and p.kind ~= "function" and not (callee and callee.id == id.id) then return "line " .. id.line end
     end
-    if not read_only(ix) then return string.format("line %d writes through it", id.line) end
   end
 end
 
-function T.find(unit)
+-- The prototypes of fn (before or after it) with as many parameters.
+local function prototypes(unit, fn)
+  local out, n = {}, #fn:params()
+  for _, g in ipairs(unit:functions()) do
+    if g:info().prototype and g:name() == fn:name() and #g:params() == n then out[#out + 1] = g end
+  end
+  return out
+end
+
+function T.find(unit, facts)
   local sites = {}
   for _, fn in ipairs(support.functions(unit, { global = true })) do
-    for _, p in ipairs(fn:params()) do
-      if p.pointer_depth == 1 and not p.reference and p.name and p.name ~= "" and not only_subscript_reads(fn, p.name) then
+    for index, p in ipairs(fn:params()) do
+      if p.pointer_depth == 1 and not p.reference and p.name and p.name ~= "" and reads.of(unit, fn, p.name)
+          and not aliasing.conflict(unit, fn, index, facts) then
         local key = fn:name() .. ":" .. p.name
-        if p.restrict then
-          sites[#sites + 1] = support.site(T, unit, fn, { direction = "undo", key = key, param = p, line = p.node.line,
-            check = "parameter " .. p.name .. " is __restrict__ and only read through subscripts" })
-        else
-          sites[#sites + 1] = support.site(T, unit, fn, { direction = "apply", key = key, param = p, line = p.node.line,
-            check = "parameter " .. p.name .. " is only read through subscripts, so no store of the kernel goes through it" })
+        local protos = prototypes(unit, fn)
+        -- a const added changes the function's type; __restrict__ alone does
+        -- not (a top-level qualifier), so undo and a const pointer are free
+        local adds_const = p.const_insert ~= nil
+        for _, g in ipairs(protos) do adds_const = adds_const or g:params()[index].const_insert ~= nil end
+        local taken = not p.restrict and adds_const and address_taken(unit, fn)
+        if not taken then
+          local also = #protos > 0 and string.format(" (and in its %d prototype%s)", #protos, #protos > 1 and "s" or "") or ""
+          local apart = (facts and facts.alias) and "the workload's alias declaration keeps it apart from every written pointer"
+            or "no pointer of its element type is written"
+          if p.restrict then
+            sites[#sites + 1] = support.site(T, unit, fn, { direction = "undo", key = key, param = p, line = p.node.line,
+              check = "parameter " .. p.name .. " is __restrict__ and only read through subscripts; " .. apart })
+          else
+            sites[#sites + 1] = support.site(T, unit, fn, { direction = "apply", key = key, param = p, index = index,
+              prototypes = protos, line = p.node.line,
+              check = "parameter " .. p.name .. " is only read through subscripts, so no store of the kernel goes through it; "
+                .. apart .. (adds_const and "; its address is never taken" or "") .. also })
+          end
         end
       end
     end
@@ -62,16 +82,25 @@ function T.find(unit)
   return sites
 end
 
+-- The edits that make param q const __restrict__ (what it lacks of both).
+local function qualify(q, edits)
+  if q.restrict_insert then
+    edits[#edits + 1] = { begin = q.restrict_insert.begin, ["end"] = q.restrict_insert["end"],
+                          text = (q.restrict_insert.prefix or "") .. "__restrict__" .. (q.restrict_insert.suffix or "") }
+  end
+  if q.const_insert then
+    edits[#edits + 1] = { begin = q.const_insert.begin, ["end"] = q.const_insert["end"],
+                          text = (q.const_insert.prefix or "") .. "const" .. (q.const_insert.suffix or "") }
+  end
+end
+
 function T.apply(site)
   local ok, f = support.same_unit(site, T, "apply")
   if not ok then return nil, f end
-  local p = site.param
-  local edits = { { begin = p.restrict_insert.begin, ["end"] = p.restrict_insert["end"],
-                    text = p.restrict_insert.prefix .. "__restrict__" .. p.restrict_insert.suffix } }
-  if p.const_insert then
-    table.insert(edits, 1, { begin = p.const_insert.begin, ["end"] = p.const_insert["end"],
-                             text = (p.const_insert.prefix or "") .. "const" .. p.const_insert.suffix })
-  end
+  local edits = {}
+  qualify(site.param, edits)
+  for _, g in ipairs(site.prototypes or {}) do qualify(g:params()[site.index], edits) end
+  table.sort(edits, function(a, b) return a.begin < b.begin end)
   return support.edit(site, edits)
 end
 

@@ -3,10 +3,12 @@
 -- GPU, so the expert's value is one point of a space worth searching.
 --
 -- A tunable define is a top-level, unconditional, never redefined
--- `#define NAME <power of two>` that reaches (itself or through other
--- defines) the @kl launch line, an array's size or a loop's condition, and
--- no @kl requires line that names workload parameters (whether the sizes
--- still pass those is unknowable here). A new value is allowed when the
+-- `#define NAME <power of two>` that is a tuning knob (lib/knobs.lua: it
+-- reaches, itself or through other defines, the @kl launch line, a shared
+-- array's extent or the kernel's thread arithmetic, and no problem size,
+-- hardware constant, fragment shape or literal block shape depends on it),
+-- and reaches no @kl requires line that names workload parameters (whether
+-- the sizes still pass those is unknowable here). A new value is allowed when the
 -- text with it still holds together (lib/layout.consistent: its
 -- static_asserts, its requires over constants, every launch within CUDA's
 -- limits and its __launch_bounds__, at most 48 KiB of static shared
@@ -20,6 +22,7 @@
 -- apply takes params.value among the powers of two 16..1024 it allows
 -- (site.values), doubling by default.
 local support = require "klineage.transforms.support"
+local knobs = require "klineage.transforms.lib.knobs"
 local layout = require "klineage.transforms.lib.layout"
 local annotations = require "klineage.annotations"
 
@@ -68,26 +71,7 @@ local function tunables(unit)
   local defines = unit:defines()
   local reach = layout.closure(defines)
   local consts = annotations.constants(text)
-  local used, sized, constraints = {}, {}, {}
-  local function note(t, into) for w in pairs(layout.words(t)) do into[w] = true end end
-  local launches = { ann.launch }
-  for _, l in pairs(ann.launches) do launches[#launches + 1] = l end
-  for _, launch in ipairs(launches) do
-    for _, list in ipairs({ launch.grid, launch.block, { launch.smem } }) do
-      for _, c in ipairs(list) do for _, n in ipairs(c.names) do used[n] = true end end
-    end
-  end
-  -- Shared arrays are tiles; a local array's size may be a capacity (a
-  -- traversal stack), which no tuning may shrink: only loop bounds count.
-  local decls = unit:declarations()
-  for stmt in unit:walk({ "decl_stmt" }) do decls[#decls + 1] = stmt:declaration() end
-  for _, dc in ipairs(decls) do
-    for _, dd in ipairs(dc.shared and dc.declarators or {}) do for _, dim in ipairs(dd.dims) do note(dim.text, used) end end
-  end
-  for loop in unit:walk({ "for" }) do
-    local cond = loop:field("cond")
-    if cond then note(cond:text(), used) end
-  end
+  local sized, constraints = {}, {}
   for _, r in ipairs(ann.requires) do
     local params = false
     for _, n in ipairs(r.expr.names) do if consts[n] == nil then params = true end end
@@ -102,18 +86,19 @@ local function tunables(unit)
       constraints[#constraints + 1] = layout.words(call:children()[2]:text())
     end
   end
-  local defs, order = {}, {}
+  local defs, order, reached = {}, {}, {}
   for _, d in ipairs(defines) do
     local ok = not d.function_like and not d.in_function and not d.conditional and not d.redefined
       and d.value.text:match("^%d+$") and power_of_two(d.value.int)
     if ok then
       local r = reach(d.name.text)
-      local reaches, limited = false, false
-      for n in pairs(r) do
-        if used[n] then reaches = true end
-        if sized[n] then limited = true end
+      local limited = false
+      for n in pairs(r) do if sized[n] then limited = true end end
+      local reaches = not limited and knobs.reaches(unit, ann, reach, d.name.text)
+      if reaches and not knobs.why_not(unit, ann, reach, d) then
+        defs[d.name.text], order[#order + 1] = d, d.name.text
+        reached[d.name.text] = reaches
       end
-      if reaches and not limited then defs[d.name.text], order[#order + 1] = d, d.name.text end
     end
   end
   local out = {}
@@ -129,9 +114,15 @@ local function tunables(unit)
         end
       end
     end
-    out[#out + 1] = { define = defs[name], coupled = coupled }
+    out[#out + 1] = { define = defs[name], coupled = coupled, reaches = reached[name] }
   end
   return out, defs
+end
+
+-- Why the define is a knob, in words (lib/knobs.lua has the rule).
+local function why_knob(name, reaches)
+  return string.format("%s reaches %s, and no problem size, hardware constant (the warp size) or wmma/mma fragment "
+    .. "shape depends on it, nor a block shape the launch writes as literals", name, reaches)
 end
 
 function T.find(unit)
@@ -145,8 +136,8 @@ function T.find(unit)
       if text then
         sites[#sites + 1] = support.site(T, unit, nil, { direction = "undo", key = key, line = d.name.line,
           define = name, text = text, params = { value = v },
-          check = string.format("%s = %d halves to %d%s and the kernel's static_asserts, requires and launch still hold",
-            name, v, v // 2, partner and (" (with " .. partner .. " rescaled)") or "") })
+          check = string.format("%s = %d halves to %d%s: %s, and the kernel's static_asserts, requires and launch still hold",
+            name, v, v // 2, partner and (" (with " .. partner .. " rescaled)") or "", why_knob(name, t.reaches)) })
       end
     end
     -- An apply site needs its default, the doubled value, to be allowed:
@@ -161,8 +152,8 @@ function T.find(unit)
     if texts[2 * v] then
       sites[#sites + 1] = support.site(T, unit, nil, { direction = "apply", key = key, line = d.name.line,
         define = name, values = values, texts = texts, value = v,
-        check = string.format("%s = %d may become any of %s within the kernel's static_asserts, requires and launch",
-          name, v, table.concat(values, ", ")) })
+        check = string.format("%s = %d may become any of %s within the kernel's static_asserts, requires and launch: %s",
+          name, v, table.concat(values, ", "), why_knob(name, t.reaches)) })
     end
   end
   return sites

@@ -17,6 +17,7 @@
 --     chain = { { transform, key }... } (the undos, in order), source (the
 --     reproduction), tried = n, partial = { best chain by facts differing }
 --   }
+local aliasing = require "klineage.transforms.lib.aliasing"
 local facts = require "klineage.facts"
 local transforms = require "klineage.transforms"
 local source = require "kl.source"
@@ -76,7 +77,7 @@ function M.step(w, newer, older, opts)
   for _ = 1, opts.max_depth or M.MAX_DEPTH do
     local next_frontier = {}
     for _, node in ipairs(frontier) do
-      for _, site in ipairs(transforms.sites(node.text, { direction = "undo" })) do
+      for _, site in ipairs(transforms.sites(node.text, { direction = "undo", facts = aliasing.facts(w) })) do
         if tried >= (opts.max_tried or M.MAX_TRIED) then break end
         local text = transforms.run(site)
         if text then

@@ -17,6 +17,7 @@
 --     candidate = { source, label, kernel, version (a lineage index, or nil),
 --                   provenance = { parent = sha256, producer = { kind, name, params, edit } },
 --                   site (undo only) }
+local aliasing = require "klineage.transforms.lib.aliasing"
 local stepdiff = require "klineage.stepdiff"
 local transforms = require "klineage.transforms"
 local hash = require "kl.hash"
@@ -35,7 +36,7 @@ end
 local by_name = {}
 
 function by_name.undo(walk, out)
-  for _, site in ipairs(transforms.sites(walk.current.source, { direction = "undo" })) do
+  for _, site in ipairs(transforms.sites(walk.current.source, { direction = "undo", facts = aliasing.facts(walk.workload) })) do
     local text = transforms.run(site)
     if text and text ~= walk.current.source then
       out[#out + 1] = candidate(walk, text, string.format("undo %s %s", site.transform, site.key),

@@ -15,6 +15,7 @@ return {
     S = { "f32", "BH*L*L", output = true },
   },
   args = { "BH", "L", "D", "Q", "K", "S" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- D = 64 products below 1, then a scale: float rounding in any order is
   -- a few ulps of max|S|; a wrong scale (1 / D) or a lost term misses by

@@ -15,6 +15,7 @@ return {
     C = { "f32", "batch*M*N", output = true },
   },
   args = { "batch", "M", "N", "K", "A", "B", "C" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- 16 products per element: float rounding is a few ulps of max|C| in
   -- any order; a lost product or a wrong matrix offset misses by 0.1 or more.

@@ -15,6 +15,7 @@ return {
     y = { "f32", "rows*cols", output = true },
   },
   args = { "rows", "cols", "x", "bias", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- |y| stays under 2; erff is good to 2 ulps on the device and in libm,
   -- so a few 1e-7 absolute; the tanh approximation of GELU misses by up to

@@ -13,6 +13,7 @@ return {
     s = { "f32", "cols", output = true },
   },
   args = { "rows", "cols", "a", "s" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- 2048 values below 1 per column: max|s| is near 100, and float rounding
   -- in any order (serial, split rows, tree) stays near 1e-4 absolute, a

@@ -13,6 +13,7 @@ return {
     y = { "f32", "n", output = true },
   },
   args = { "n", "a", "b", "s", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- Two roundings (one, fused) on values below 1.25, scaled by 0.5 exactly:
   -- about 1e-7 absolute against max|y| of 0.625; a dropped relu, a lost

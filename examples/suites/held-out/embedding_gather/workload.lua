@@ -15,6 +15,7 @@ return {
     out = { "f32", "T*D", output = true },
   },
   args = { "T", "V", "D", "ids", "table", "out" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   tolerance = { rtol = 0, atol = 0 },   -- a copy: exact
   flops = "0",

@@ -14,6 +14,7 @@ return {
     y = { "f32", "M", output = true },
   },
   args = { "M", "N", "A", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- 8192 products below 1 per row: max|y| is near 100 and float rounding
   -- in any order some 1e-5 absolute, far under 1e-5 of max|y| (1e-3); a

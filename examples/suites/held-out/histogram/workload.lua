@@ -14,6 +14,7 @@ return {
     bins = { "u32", "256", init = "zeros", output = true },
   },
   args = { "n", "data", "bins" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- bins is u32: compared exactly.
   flops = "n",

@@ -15,6 +15,7 @@ return {
     v = { "f32", "rows*cols", output = true },
   },
   args = { "rows", "cols", "u", "v" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- Four additions and a scale in float: a few ulps of values below 1, so
   -- 1e-6 of max|v| passes any order of the sum and fails a shifted tap

@@ -15,6 +15,7 @@ return {
     y = { "f32", "N*C*cdiv(H, 2)*cdiv(W, 2)", output = true },
   },
   args = { "N", "C", "H", "W", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   tolerance = { rtol = 0, atol = 0 },   -- a maximum picks one input: exact
   flops = "N*C*H*W",

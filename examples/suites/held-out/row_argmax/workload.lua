@@ -16,6 +16,7 @@ return {
     idx = { "i32", "rows", output = true },
   },
   args = { "rows", "cols", "x", "idx" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- idx is i32: compared exactly.
   flops = "rows*cols",

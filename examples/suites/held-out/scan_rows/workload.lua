@@ -14,6 +14,7 @@ return {
     y = { "f32", "rows*cols", output = true },
   },
   args = { "rows", "cols", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- A prefix of up to 1024 values below 1: max|y| is some tens, and float
   -- rounding in any order (serial, tree or blocked) stays near 1e-6 of it;

@@ -58,6 +58,7 @@ return {
     y = { "f32", "R", output = true },
   },
   args = { "R", "C", "NNZ", "row_ptr", "col_idx", "vals", "x", "y" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- A row sums some 16 products below 1 (60 at most in practice): float
   -- rounding stays near 1e-7 of max|y| in any order; a dropped or doubled

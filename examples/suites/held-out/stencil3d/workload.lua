@@ -15,6 +15,7 @@ return {
     v = { "f32", "nz*ny*nx", output = true },
   },
   args = { "nz", "ny", "nx", "alpha", "u", "v" },
+  alias = {}, -- never launched in place: restrict and ldg may keep its pointers apart
   reference = "reference.c",
   -- Seven terms of magnitude below 1 summed in float, then scaled by 0.1
   -- and added to the centre: a few ulps of max|v|; a lost or shifted

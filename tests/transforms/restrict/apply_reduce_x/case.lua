@@ -1,1 +1,1 @@
-return { direction = "apply", key = "scale:x" }
+return { direction = "apply", key = "scale:x", alias = {} }

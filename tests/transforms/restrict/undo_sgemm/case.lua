@@ -1,1 +1,1 @@
-return { direction = "undo", key = "sgemm:B" }
+return { direction = "undo", key = "sgemm:B", alias = {} }
