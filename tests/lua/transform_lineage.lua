@@ -31,18 +31,22 @@ for _, n in ipairs(require("kl.fs").list(here .. "/../../gpu/workloads")) do
   if not only or n == only then names[#names + 1] = n end
 end
 table.sort(names)
--- Every site of the transform in one workload's lineage, in lineage order,
--- each marked whether the sample takes it (per direction).
-local function lineage_sites(w)
+-- Every site of the transform over the lineages, in order (workload name,
+-- lineage, source), each with its workload and marked whether the sample
+-- takes it (per direction: tests/lua/site_sample.lua).
+local function all_sites()
   local list, by_dir = {}, {}
-  for _, file in ipairs(w.lineage) do
-    local path = w.dir .. "/" .. file
-    local src = read_file(path)
-    for _, site in ipairs(transforms.sites(src, { names = { name } })) do
-      local e = { site = site, file = file, path = path, src = src }
-      list[#list + 1] = e
-      by_dir[site.direction] = by_dir[site.direction] or {}
-      table.insert(by_dir[site.direction], e)
+  for _, wname in ipairs(names) do
+    local w = workload.load(wname)
+    for _, file in ipairs(w and w.lineage or {}) do
+      local path = w.dir .. "/" .. file
+      local src = read_file(path)
+      for _, site in ipairs(transforms.sites(src, { names = { name } })) do
+        local e = { w = w, wname = wname, site = site, file = file, path = path, src = src }
+        list[#list + 1] = e
+        by_dir[site.direction] = by_dir[site.direction] or {}
+        table.insert(by_dir[site.direction], e)
+      end
     end
   end
   for _, entries in pairs(by_dir) do
@@ -53,32 +57,27 @@ end
 
 local found, total, roundtrips = 0, 0, 0
 describe(name .. " over the lineages on emu (" .. mode .. ")", function()
-  for _, wname in ipairs(names) do
-    local w = workload.load(wname)
-    if w then
-      for _, e in ipairs(lineage_sites(w)) do
-        found = found + 1
-        local site, src, path = e.site, e.src, e.path
-        if sample.keep(mode, e.picked == true) then
-          it(string.format("%s/%s %s %s", wname, e.file, site.direction, site.key), function()
-            local out, f = transforms.run(site, site.params)
-            if not out then fail("%s", tostring(f)) end
-            local v, why = judge(w, out, path .. " (" .. site.direction .. " " .. site.key .. ")")
-            if not v then fail("after %s: %s", site.direction, why) end
-            if v == "unsupported" then it.skip("", "the emulator cannot run it") end
-            local back_site = transforms.counterpart(site, out)
-            if not back_site then fail("the result has no counterpart site with key %s", site.key) end
-            local back, bf = transforms.run(back_site, back_site.params)
-            if not back then fail("the inverse failed: %s", tostring(bf)) end
-            total = total + 1
-            if back == src then roundtrips = roundtrips + 1 else
-              local v2, why2 = judge(w, back, path .. " (inverse of " .. site.direction .. " " .. site.key .. ")")
-              if not v2 then fail("after the inverse: %s", why2) end
-            end
-            expect(back_site.key):equals(site.key)
-          end)
+  for _, e in ipairs(all_sites()) do
+    found = found + 1
+    local w, site, src, path = e.w, e.site, e.src, e.path
+    if sample.keep(mode, e.picked == true) then
+      it(string.format("%s/%s %s %s", e.wname, e.file, site.direction, site.key), function()
+        local out, f = transforms.run(site, site.params)
+        if not out then fail("%s", tostring(f)) end
+        local v, why = judge(w, out, path .. " (" .. site.direction .. " " .. site.key .. ")")
+        if not v then fail("after %s: %s", site.direction, why) end
+        if v == "unsupported" then it.skip("", "the emulator cannot run it") end
+        local back_site = transforms.counterpart(site, out)
+        if not back_site then fail("the result has no counterpart site with key %s", site.key) end
+        local back, bf = transforms.run(back_site, back_site.params)
+        if not back then fail("the inverse failed: %s", tostring(bf)) end
+        total = total + 1
+        if back == src then roundtrips = roundtrips + 1 else
+          local v2, why2 = judge(w, back, path .. " (inverse of " .. site.direction .. " " .. site.key .. ")")
+          if not v2 then fail("after the inverse: %s", why2) end
         end
-      end
+        expect(back_site.key):equals(site.key)
+      end)
     end
   end
   if only then
