@@ -1,10 +1,11 @@
 # Thin wrappers over CMake, so the README's two commands do all the set-up.
 #   make run    install dependencies, build, run the main job
-#   make test   install dependencies (Chromium too), build with -Werror, run the CPU test suite
+#   make test   install dependencies (Chromium too), build with -Werror, run the fast CPU test suite
+#   make test-long  the long CPU cases (label long): every other transform site, the costly walks, the corpus
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: deps build run test test-asan test-fuzz test-gpu test-slurm skills clean
+.PHONY: deps build run test test-long corpus test-asan test-fuzz test-gpu test-slurm skills clean
 
 deps:
 	scripts/install-deps.sh
@@ -24,9 +25,22 @@ run: build
 # The browser check of the HTML reports (label browser) needs headless
 # Chromium: installed here, so that CI (CI=true, where a missing Chromium
 # fails the check instead of skipping it) has it.
+# The long cases (label long) are left to `make test-long`.
 test: build
 	scripts/install-deps.sh scripts/packages.txt scripts/browser-packages.txt
-	cd $(BUILD) && ctest -LE 'gpu|slurm' --output-on-failure -j$(JOBS)
+	cd $(BUILD) && ctest -LE 'gpu|slurm|long' --output-on-failure -j$(JOBS)
+
+# The long CPU cases (label long): the transforms at every lineage site
+# make test's sample leaves out, the costly walks, and the outside corpus
+# (label corpus too; it skips when the corpus was never fetched, unless
+# CI is set: `make corpus` fetches it).
+test-long: build
+	cd $(BUILD) && ctest -L long --output-on-failure -j$(JOBS)
+
+# The outside CUDA corpus of tests/corpus (Debian source packages, pinned),
+# fetched once into the user's cache; never into the repository.
+corpus:
+	scripts/fetch-corpus.sh
 
 # The shipped skill repository (skills/sm_90), learned again from the H200
 # walk journals in reports/walks/ and the probe journals in reports/probes/:
@@ -41,12 +55,15 @@ skills: build
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer.
 # NVRTC keeps allocations alive until exit, so leak checking is off. The
 # transforms' lineage property tests (label transform) are Lua over the
-# same emu gate the rest of the suite runs; they run in `make test` only,
-# as does the browser check (label browser: Chromium, not the engine's C).
+# same emu gate the rest of the suite runs; they run in `make test` and
+# `make test-long` only, as does the browser check (label browser:
+# Chromium, not the engine's C) and the corpus (label corpus: NVRTC and
+# kl.source on outside files, which the fuzz runs and test_source cover).
+# The long walks (label long, not transform) run here as they always did.
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DKL_WERROR=ON -DKL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser|slurm|shipped' --output-on-failure -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser|slurm|shipped|corpus' --output-on-failure -j$(JOBS)
 
 # Short libFuzzer runs of the parser and the pattern compiler (clang).
 test-fuzz:

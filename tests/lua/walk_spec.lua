@@ -1,37 +1,12 @@
 -- klineage walk on emu: the recorded policy walks a lineage back to v0 with
--- every step journaled and "not measured" effects; a walk killed mid-way
--- resumes to the same steps paying no gate cycle twice; the budget stops a
--- walk at a step boundary; bad policies and options are input errors.
-local cjson = require "cjson"
-local journal = require "klineage.journal"
-
-local function walk_json(...)
-  local out, code = klineage("walk", "--backend", "emu", "--quiet", "--json", ...)
-  if code ~= 0 then fail("klineage walk exited %s: %s", tostring(code), out) end
-  local line = out:match("(%b{})%s*$")
-  if not line then fail("no JSON summary in: %s", out) end
-  return cjson.decode(line)
-end
-
-local function records(dir, kind)
-  local out = {}
-  for _, r in ipairs((journal.read(dir .. "/journal.jsonl"))) do
-    if not kind or r.kind == kind then out[#out + 1] = r end
-  end
-  return out
-end
-
-local function charged(dir)
-  local n = 0
-  for _, r in ipairs(records(dir)) do if r.charged then n = n + 1 end end
-  return n
-end
-
-local function shas(summary)
-  local out = {}
-  for _, s in ipairs(summary.steps) do out[#out + 1] = s.to_sha256 end
-  return table.concat(out, " ")
-end
+-- every step journaled and "not measured" effects; the budget stops a walk
+-- at a step boundary and a later walk resumes it, paying no gate cycle
+-- twice; bad policies and options are input errors. The two costliest
+-- cases (a softmax walk killed mid-way, a reduction policy that follows a
+-- refused candidate) are in walk_long_spec.lua (label long).
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local support = assert(loadfile(here .. "/walk_support.lua", "t", _ENV))()
+local walk_json, records, charged, shas = support.walk_json, support.records, support.charged, support.shas
 
 describe("klineage walk --policy recorded", function()
   it("walks transpose back to v0, each step journaled with its facts and no measured effect", function()
@@ -57,42 +32,6 @@ describe("klineage walk --policy recorded", function()
 end)
 
 describe("resume", function()
-  it("a walk killed mid-way resumes to the same steps, paying no cycle twice", function()
-    local runs = scratch_dir()
-    local full = walk_json("softmax", "--policy", "recorded", "--journal", runs, "--run", "full")
-    expect(#full.steps):at_least(5)
-    -- The same walk, killed (SIGKILL) once its first step is journaled.
-    local j = runs .. "/killed/journal.jsonl"
-    local script = string.format([[
-%s walk softmax --backend emu --quiet --policy recorded --journal %s --run killed >/dev/null 2>&1 &
-pid=$!
-while n=$(grep -c '"kind":"walk_session"' %s 2>/dev/null); [ "${n:-0}" -lt 1 ]; do
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.02
-done
-kill -9 $pid 2>/dev/null
-wait $pid 2>/dev/null
-exit 0]], require("kl.host").executable(), runs, j)
-    assert(os.execute(script))
-    if #records(runs .. "/killed", "walk_end") > 0 then fail("the walk had finished before the kill: nothing was tested") end
-    local before = charged(runs .. "/killed")
-    expect(before):at_least(1)
-    local resumed = walk_json("softmax", "--policy", "recorded", "--journal", runs, "--run", "killed")
-    expect(shas(resumed)):equals(shas(full))
-    expect(charged(runs .. "/killed")):equals(charged(runs .. "/full"))
-    expect(resumed.cycles):equals(charged(runs .. "/full") - before)
-    -- Each step is journaled once, however often the walk ran.
-    expect(#records(runs .. "/killed", "walk_step")):equals(#full.steps)
-    -- The killed session's cost so far is in the journal: the sessions'
-    -- last records add up to every cycle charged.
-    local last = {}
-    for _, r in ipairs(records(runs .. "/killed", "walk_session")) do last[r.session] = r end
-    local sessions, cycles = 0, 0
-    for _, r in pairs(last) do sessions, cycles = sessions + 1, cycles + r.cycles end
-    expect(sessions):equals(2)
-    expect(cycles):equals(charged(runs .. "/full"))
-  end)
-
   it("a budget stops the walk between steps; more budget finishes it the same way", function()
     local runs = scratch_dir()
     local full = walk_json("transpose", "--policy", "recorded", "--journal", runs, "--run", "full")
@@ -107,7 +46,6 @@ end)
 
 describe("policies", function()
   it("runs the example policy from examples/", function()
-    local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
     local s = walk_json("transpose", "--policy", here .. "/../../examples/walk_smallest_step.lua", "--journal", scratch_dir(),
       "--max-steps", "2")
     expect(s.policy):equals("smallest-step")
@@ -129,18 +67,6 @@ describe("policies", function()
       if code ~= 2 then fail("%s: exit %s, want 2: %s", table.concat(argv, " "), tostring(code), out) end
       expect(#out > 0):equals(true)
     end
-  end)
-  it("stops with an error when a policy follows a candidate the gate refused", function()
-    local bad = scratch_file([[
-return { name = "follows-anything", step = function(walk)
-  local c = walk:propose({ "hunks" })
-  for _, r in ipairs(walk:judge(c)) do if not r.accepted then return r end end
-  return nil, "every hunk passed"
-end }]], ".lua")
-    local out, code = klineage("walk", "reduction", "--backend", "emu", "--quiet", "--policy", bad, "--journal", scratch_dir())
-    if out:match("every hunk passed") then it.skip("", "every hunk revert passed the gate: no refused candidate to follow") end
-    expect(code):equals(1)
-    expect(out):matches("did not accept")
   end)
 end)
 
