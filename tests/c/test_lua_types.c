@@ -24,12 +24,20 @@ static test_batch T;
 
 /* Every type the modules register when opened. */
 static const char *const expected_types[] = {
-    "kl.Buffer",         "kl.Context",       "kl.EmuBuffer",     "kl.EmuHostLibrary",  "kl.EmuLibrary",
-    "kl.Event",          "kl.FsListing",     "kl.FsLock",        "kl.Function",        "kl.HttpRequest",
-    "kl.MatchDiff",      "kl.MatchGeneralization", "kl.MatchIndex", "kl.MatchReplacements",
-    "kl.MatchResults",   "kl.MdRender",      "kl.Metrics",       "kl.Module",          "kl.NvrtcProgram",
-    "kl.NvrtcSourceFile", "kl.Pattern",      "kl.PatternSet",    "kl.Proc",            "kl.Rng",
-    "kl.Scratch",        "kl.SourceNode",    "kl.SourceUnit",    NULL,
+    "kl.Context", "kl.Module", "kl.Function", "kl.Buffer", "kl.Event", /* kl.cuda */
+    "kl.Metrics",                                                      /* kl.cupti */
+    "kl.EmuBuffer", "kl.EmuLibrary", "kl.EmuHostLibrary",              /* kl.emu */
+    "kl.FsListing", "kl.FsLock",                                       /* kl.fs */
+    "kl.HttpRequest",                                                  /* kl.http */
+    "kl.Pattern", "kl.PatternSet", "kl.MatchIndex", "kl.MatchResults", /* kl.match */
+    "kl.MatchReplacements", "kl.MatchDiff", "kl.MatchGeneralization",
+    "kl.MdRender",                                                     /* kl.md */
+    "kl.NvrtcProgram", "kl.NvrtcSourceFile",                           /* kl.nvrtc */
+    "kl.Proc",                                                         /* kl.proc */
+    "kl.Rng",                                                          /* kl.randgen */
+    "kl.SourceUnit", "kl.SourceNode",                                  /* kl.source */
+    "kl.Scratch",                                                      /* engine/lua/scratch.h */
+    NULL,
 };
 
 /* One state for the whole test: kl.memcap caps one state per process. */
