@@ -22,6 +22,7 @@
 #include "core/driver.h"
 #include "lua/cuda.h"
 #include "lua/kernel_args.h"
+#include "lua/newtype.h"
 
 #define CONTEXT_MT "kl.Context"
 #define MODULE_MT "kl.Module"
@@ -530,9 +531,7 @@ static int buffer_index(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)b->ptr);
     return 1;
   }
-  luaL_getmetatable(L, BUFFER_MT);
-  lua_getfield(L, -1, "methods");
-  lua_getfield(L, -1, k);
+  kl_pushmethod(L, 1, k);
   return 1;
 }
 
@@ -578,48 +577,44 @@ static int event_elapsed(lua_State *L) {
 
 /* --- registration ----------------------------------------------------------- */
 
-static void new_type(lua_State *L, const char *mt, lua_CFunction close, const luaL_Reg *methods,
-                     int index_is_methods) {
-  luaL_newmetatable(L, mt);
-  lua_pushcfunction(L, close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, close);
-  lua_setfield(L, -2, "__close");
-  lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
-  lua_pushcfunction(L, close);
-  lua_setfield(L, -2, "close");
-  if (index_is_methods) {
-    lua_setfield(L, -2, "__index");
-  } else {
-    lua_setfield(L, -2, "methods");
-  }
-  lua_pop(L, 1);
+static int function_noop_close(lua_State *L) {
+  (void)L; /* a function handle owns nothing: its module does */
+  return 0;
 }
 
+/* Every type has close(), __gc and __close, one function each. */
+static const luaL_Reg context_meta[] = {{"__gc", context_close}, {"__close", context_close}, {NULL, NULL}};
 static const luaL_Reg context_methods[] = {
     {"synchronize", context_synchronize}, {"memory", context_memory}, {"load", context_load},
-    {"alloc", context_alloc},             {"event", context_event},   {NULL, NULL},
+    {"alloc", context_alloc},             {"event", context_event},   {"close", context_close},
+    {NULL, NULL},
 };
-static const luaL_Reg module_methods[] = {{"func", module_func}, {NULL, NULL}};
+static const luaL_Reg module_meta[] = {{"__gc", module_close}, {"__close", module_close}, {NULL, NULL}};
+static const luaL_Reg module_methods[] = {{"func", module_func}, {"close", module_close}, {NULL, NULL}};
+static const luaL_Reg function_meta[] = {
+    {"__gc", function_noop_close}, {"__close", function_noop_close}, {NULL, NULL},
+};
 static const luaL_Reg function_methods[] = {
     {"attributes", function_attributes},
     {"set_max_dynamic_smem", function_set_max_dynamic_smem},
     {"occupancy", function_occupancy},
     {"launch", function_launch},
+    {"close", function_noop_close},
     {NULL, NULL},
+};
+static const luaL_Reg buffer_meta[] = {
+    {"__gc", buffer_close}, {"__close", buffer_close}, {"__index", buffer_index}, {NULL, NULL},
 };
 static const luaL_Reg buffer_methods[] = {
     {"upload", buffer_upload},       {"download", buffer_download},
     {"fill_u32", buffer_fill_u32},   {"copy_from", buffer_copy_from},
-    {"view", buffer_view},           {NULL, NULL},
+    {"view", buffer_view},           {"close", buffer_close},
+    {NULL, NULL},
 };
-static const luaL_Reg event_methods[] = {{"record", event_record}, {"elapsed", event_elapsed}, {NULL, NULL}};
-
-static int function_noop_close(lua_State *L) {
-  (void)L; /* a function handle owns nothing: its module does */
-  return 0;
-}
+static const luaL_Reg event_meta[] = {{"__gc", event_close}, {"__close", event_close}, {NULL, NULL}};
+static const luaL_Reg event_methods[] = {
+    {"record", event_record}, {"elapsed", event_elapsed}, {"close", event_close}, {NULL, NULL},
+};
 
 static const luaL_Reg cuda_functions[] = {
     {"load", cuda_load},       {"driver_version", cuda_driver_version},
@@ -628,15 +623,11 @@ static const luaL_Reg cuda_functions[] = {
 };
 
 int luaopen_kl_cuda(lua_State *L) {
-  new_type(L, CONTEXT_MT, context_close, context_methods, 1);
-  new_type(L, MODULE_MT, module_close, module_methods, 1);
-  new_type(L, FUNCTION_MT, function_noop_close, function_methods, 1);
-  new_type(L, BUFFER_MT, buffer_close, buffer_methods, 0);
-  luaL_getmetatable(L, BUFFER_MT);
-  lua_pushcfunction(L, buffer_index);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
-  new_type(L, EVENT_MT, event_close, event_methods, 1);
+  kl_newtype(L, CONTEXT_MT, context_meta, context_methods);
+  kl_newtype(L, MODULE_MT, module_meta, module_methods);
+  kl_newtype(L, FUNCTION_MT, function_meta, function_methods);
+  kl_newtype(L, BUFFER_MT, buffer_meta, buffer_methods);
+  kl_newtype(L, EVENT_MT, event_meta, event_methods);
   luaL_newlib(L, cuda_functions);
   return 1;
 }

@@ -27,6 +27,8 @@
 #include "core/driver.h"
 #include "core/libpath.h"
 #include "lua/cuda.h"
+#include "lua/newtype.h"
+#include "lua/scratch.h"
 
 #define METRICS_MT "kl.Metrics"
 #define MAX_METRICS 64
@@ -90,31 +92,17 @@ static void push_triple(lua_State *L, const char *k, const int32_t v[3]) {
   lua_setfield(L, -2, k);
 }
 
-/* Boxes the malloc'd record array so that a memory error while building
- * the Lua table cannot leak it. */
-typedef struct {
-  kl_kernel_record *p;
-} record_box;
-
-static int record_box_gc(lua_State *L) {
-  record_box *b = lua_touserdata(L, 1);
-  free(b->p);
-  b->p = NULL;
-  return 0;
-}
-
 static int cupti_activity_collect(lua_State *L) {
   int r = no_driver(L);
   if (r) return r;
-  record_box *box = lua_newuserdatauv(L, sizeof *box, 0);
-  box->p = NULL;
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, record_box_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_setmetatable(L, -2);
+  /* The malloc'd records live in a scratch box, so that a memory error
+   * while building the Lua table cannot leak them. */
+  kl_scratch *box = kl_scratch_new(L);
+  kl_kernel_record *records = NULL;
   uint64_t dropped = 0;
   const char *err = NULL;
-  int n = kl_activity_collect(&box->p, &dropped, &err);
+  int n = kl_activity_collect(&records, &dropped, &err);
+  kl_scratch_adopt(box, records);
   if (n < 0) {
     lua_pushnil(L);
     lua_pushfstring(L, "CUPTI activity: %s", err);
@@ -122,7 +110,7 @@ static int cupti_activity_collect(lua_State *L) {
   }
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; i++) {
-    const kl_kernel_record *k = &box->p[i];
+    const kl_kernel_record *k = &records[i];
     lua_createtable(L, 0, 16);
     lua_pushstring(L, k->name);
     lua_setfield(L, -2, "name");
@@ -264,11 +252,16 @@ static int metrics_index(lua_State *L) {
     lua_pushstring(L, kl_metrics_chip(m->s));
     return 1;
   }
-  luaL_getmetatable(L, METRICS_MT);
-  lua_getfield(L, -1, "methods");
-  lua_getfield(L, -1, k);
+  kl_pushmethod(L, 1, k);
   return 1;
 }
+
+static const luaL_Reg metrics_meta[] = {
+    {"__gc", metrics_close},
+    {"__close", metrics_close},
+    {"__index", metrics_index},
+    {NULL, NULL},
+};
 
 static const luaL_Reg metrics_methods[] = {
     {"begin", metrics_begin},
@@ -288,17 +281,8 @@ static const luaL_Reg cupti_functions[] = {
 };
 
 int luaopen_kl_cupti(lua_State *L) {
-  luaL_newmetatable(L, METRICS_MT);
-  lua_pushcfunction(L, metrics_close);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, metrics_close);
-  lua_setfield(L, -2, "__close");
-  lua_pushcfunction(L, metrics_index);
-  lua_setfield(L, -2, "__index");
-  lua_newtable(L);
-  luaL_setfuncs(L, metrics_methods, 0);
-  lua_setfield(L, -2, "methods");
-  lua_pop(L, 1);
+  kl_newtype(L, METRICS_MT, metrics_meta, metrics_methods);
+  kl_scratch_open(L);
   luaL_newlib(L, cupti_functions);
   lua_pushinteger(L, CUPTI_API_VERSION);
   lua_setfield(L, -2, "header_version");

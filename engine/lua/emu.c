@@ -42,6 +42,8 @@
 #include "emu/emu.h"
 #include "emu/fiber.h"
 #include "lua/kernel_args.h"
+#include "lua/newtype.h"
+#include "lua/scratch.h"
 
 #define BUFFER_MT "kl.EmuBuffer"
 #define LIBRARY_MT "kl.EmuLibrary"
@@ -380,15 +382,12 @@ static int library_launch(lua_State *L) {
   }
   cfg.args = argv;
 
+  kl_scratch *captured = kl_scratch_new(L); /* the captured text, should a push raise */
   kl_emu_outcome out;
   kl_emu_launch(&cfg, &out);
-  /* Move the captured text into Lua before anything can raise. */
-  if (out.output) {
-    lua_pushlstring(L, out.output, out.output_len);
-    free(out.output);
-  } else {
-    lua_pushliteral(L, "");
-  }
+  kl_scratch_adopt(captured, out.output);
+  lua_pushlstring(L, out.output ? out.output : "", out.output ? out.output_len : 0);
+  kl_scratch_free(captured);
   int output = lua_gettop(L);
   if (out.verdict == KL_EMU_OK) {
     lua_pushboolean(L, 1);
@@ -575,19 +574,11 @@ static const luaL_Reg emu_functions[] = {
     {NULL, NULL},
 };
 
-static void new_type(lua_State *L, const char *mt, const luaL_Reg *meta, const luaL_Reg *methods) {
-  luaL_newmetatable(L, mt);
-  luaL_setfuncs(L, meta, 0);
-  lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
-}
-
 int luaopen_kl_emu(lua_State *L) {
-  new_type(L, BUFFER_MT, buffer_meta, buffer_methods);
-  new_type(L, LIBRARY_MT, library_meta, library_methods);
-  new_type(L, HOST_MT, host_meta, host_methods);
+  kl_newtype(L, BUFFER_MT, buffer_meta, buffer_methods);
+  kl_newtype(L, LIBRARY_MT, library_meta, library_methods);
+  kl_newtype(L, HOST_MT, host_meta, host_methods);
+  kl_scratch_open(L);
   luaL_newlib(L, emu_functions);
   lua_pushinteger(L, KL_EMU_ABI_VERSION);
   lua_setfield(L, -2, "abi");

@@ -55,6 +55,8 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "lua/newtype.h"
+
 #define LISTING_MT "kl.FsListing"
 #define LOCK_MT "kl.FsLock"
 
@@ -391,24 +393,27 @@ static const luaL_Reg fs_functions[] = {
     {NULL, NULL},
 };
 
+static const luaL_Reg listing_meta[] = {
+    {"__gc", listing_gc},
+    {"__close", listing_gc},
+    {NULL, NULL},
+};
+
+static const luaL_Reg lock_meta[] = {
+    {"__gc", lock_release},
+    {"__close", lock_release},
+    {NULL, NULL},
+};
+
+static const luaL_Reg lock_methods[] = {
+    {"release", lock_release},
+    {"held", lock_held},
+    {NULL, NULL},
+};
+
 int luaopen_kl_fs(lua_State *L) {
-  if (luaL_newmetatable(L, LISTING_MT)) {
-    lua_pushcfunction(L, listing_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, listing_gc);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
-  if (luaL_newmetatable(L, LOCK_MT)) {
-    static const luaL_Reg lock_methods[] = {{"release", lock_release}, {"held", lock_held}, {NULL, NULL}};
-    luaL_newlib(L, lock_methods);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, lock_release);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, lock_release);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
+  kl_newtype(L, LISTING_MT, listing_meta, NULL);
+  kl_newtype(L, LOCK_MT, lock_meta, lock_methods);
   luaL_newlib(L, fs_functions);
   return 1;
 }

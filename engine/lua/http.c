@@ -25,6 +25,7 @@
 #include <lua.h>
 
 #include "core/libpath.h"
+#include "lua/newtype.h"
 
 #define REQUEST_MT "kl.HttpRequest"
 
@@ -248,9 +249,7 @@ int luaopen_kl_http(lua_State *L) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     initialized = 1;
   }
-  luaL_newmetatable(L, REQUEST_MT);
-  luaL_setfuncs(L, request_meta, 0);
-  lua_pop(L, 1);
+  kl_newtype(L, REQUEST_MT, request_meta, NULL);
   luaL_newlib(L, http_functions);
   lua_pushstring(L, curl_version_info(CURLVERSION_NOW)->version);
   lua_setfield(L, -2, "version");

@@ -56,6 +56,7 @@
 #include <lua.h>
 
 #include "lua/source.h"
+#include "lua/newtype.h"
 #include "match/match.h"
 #include "source/source.h"
 
@@ -678,7 +679,7 @@ static int reps_gc(lua_State *L) {
   km_script_free(&b->script);
   free(b->text);
   b->reps = NULL;
-  b->n = 0;
+  b->n = b->cap = 0;
   b->text = NULL;
   return 0;
 }
@@ -1239,42 +1240,27 @@ static const luaL_Reg match_functions[] = {
     {NULL, NULL},
 };
 
-static void gc_metatable(lua_State *L, const char *name, lua_CFunction gc) {
-  luaL_newmetatable(L, name);
-  lua_pushcfunction(L, gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, gc);
-  lua_setfield(L, -2, "__close");
-  lua_pop(L, 1);
-}
+static const luaL_Reg pattern_meta[] = {{"__gc", pattern_gc}, {"__close", pattern_gc}, {NULL, NULL}};
+static const luaL_Reg set_meta[] = {{"__gc", set_gc}, {"__close", set_gc}, {NULL, NULL}};
+static const luaL_Reg set_methods[] = {{"find_all", set_find_all}, {NULL, NULL}};
+/* Boxes that live only inside one call: released by __gc, or by __close. */
+static const luaL_Reg index_meta[] = {{"__gc", index_gc}, {"__close", index_gc}, {NULL, NULL}};
+static const luaL_Reg results_meta[] = {{"__gc", results_gc}, {"__close", results_gc}, {NULL, NULL}};
+static const luaL_Reg reps_meta[] = {{"__gc", reps_gc}, {"__close", reps_gc}, {NULL, NULL}};
+static const luaL_Reg diff_meta[] = {{"__gc", diff_gc}, {"__close", diff_gc}, {NULL, NULL}};
+static const luaL_Reg gen_meta[] = {{"__gc", gen_gc}, {"__close", gen_gc}, {NULL, NULL}};
 
 int luaopen_kl_match(lua_State *L) {
   /* kl.source registers the unit and node metatables this module uses. */
   luaL_requiref(L, "kl.source", luaopen_kl_source, 0);
   lua_pop(L, 1);
-  luaL_newmetatable(L, PATTERN_MT);
-  lua_pushcfunction(L, pattern_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, pattern_gc);
-  lua_setfield(L, -2, "__close");
-  luaL_newlib(L, pattern_methods);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
-  luaL_newmetatable(L, SET_MT);
-  lua_pushcfunction(L, set_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pushcfunction(L, set_gc);
-  lua_setfield(L, -2, "__close");
-  lua_createtable(L, 0, 1);
-  lua_pushcfunction(L, set_find_all);
-  lua_setfield(L, -2, "find_all");
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
-  gc_metatable(L, INDEX_MT, index_gc);
-  gc_metatable(L, RESULTS_MT, results_gc);
-  gc_metatable(L, REPS_MT, reps_gc);
-  gc_metatable(L, DIFF_MT, diff_gc);
-  gc_metatable(L, GEN_MT, gen_gc);
+  kl_newtype(L, PATTERN_MT, pattern_meta, pattern_methods);
+  kl_newtype(L, SET_MT, set_meta, set_methods);
+  kl_newtype(L, INDEX_MT, index_meta, NULL);
+  kl_newtype(L, RESULTS_MT, results_meta, NULL);
+  kl_newtype(L, REPS_MT, reps_meta, NULL);
+  kl_newtype(L, DIFF_MT, diff_meta, NULL);
+  kl_newtype(L, GEN_MT, gen_meta, NULL);
   /* The per-unit index cache: weak keys, so it never keeps a unit alive. */
   lua_newtable(L);
   lua_createtable(L, 0, 1);

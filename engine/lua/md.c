@@ -24,8 +24,9 @@
 #include <lua.h>
 
 #include "core/libpath.h"
+#include "lua/newtype.h"
 
-#define RENDER_MT "kl.md.Render"
+#define RENDER_MT "kl.MdRender"
 
 /* What one md.html call holds while it runs. */
 typedef struct {
@@ -115,8 +116,7 @@ int luaopen_kl_md(lua_State *L) {
   /* Registers the core extensions with cmark-gfm once per process (it
    * keeps a flag of its own). */
   cmark_gfm_core_extensions_ensure_registered();
-  if (luaL_newmetatable(L, RENDER_MT)) luaL_setfuncs(L, render_metamethods, 0);
-  lua_pop(L, 1);
+  kl_newtype(L, RENDER_MT, render_metamethods, NULL);
   luaL_newlib(L, md_functions);
   lua_pushstring(L, cmark_version_string());
   lua_setfield(L, -2, "version");

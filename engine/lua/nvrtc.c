@@ -53,6 +53,7 @@
 
 #include "core/libpath.h"
 #include "core/nvrtc_log.h"
+#include "lua/newtype.h"
 
 #define PROGRAM_MT "kl.NvrtcProgram"
 #define SOURCE_FILE_MT "kl.NvrtcSourceFile"
@@ -94,13 +95,7 @@ static void program_destroy(program_box *b) {
 static program_box *new_program_box(lua_State *L) {
   program_box *b = lua_newuserdatauv(L, sizeof *b, 0);
   b->prog = NULL; /* closed state first, then acquire */
-  if (luaL_newmetatable(L, PROGRAM_MT)) {
-    lua_pushcfunction(L, program_gc);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, program_gc);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_setmetatable(L, -2);
+  luaL_setmetatable(L, PROGRAM_MT);
   return b;
 }
 
@@ -502,14 +497,21 @@ static const luaL_Reg nvrtc_functions[] = {
     {NULL, NULL},
 };
 
+static const luaL_Reg program_meta[] = {
+    {"__gc", program_gc},
+    {"__close", program_gc},
+    {NULL, NULL},
+};
+
+static const luaL_Reg source_file_meta[] = {
+    {"__gc", source_file_close},
+    {"__close", source_file_close},
+    {NULL, NULL},
+};
+
 int luaopen_kl_nvrtc(lua_State *L) {
-  if (luaL_newmetatable(L, SOURCE_FILE_MT)) {
-    lua_pushcfunction(L, source_file_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, source_file_close);
-    lua_setfield(L, -2, "__close");
-  }
-  lua_pop(L, 1);
+  kl_newtype(L, PROGRAM_MT, program_meta, NULL);
+  kl_newtype(L, SOURCE_FILE_MT, source_file_meta, NULL);
   luaL_newlib(L, nvrtc_functions);
   return 1;
 }

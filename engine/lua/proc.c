@@ -67,6 +67,8 @@
 #include <lua.h>
 #include <lualib.h>
 
+#include "lua/newtype.h"
+
 extern char **environ;
 
 #define PROC_MT "kl.Proc"
@@ -494,9 +496,7 @@ static int proc_index(lua_State *L) {
     lua_pushinteger(L, p->pid);
     return 1;
   }
-  lua_getmetatable(L, 1);
-  lua_getfield(L, -1, "methods");
-  lua_getfield(L, -1, k);
+  kl_pushmethod(L, 1, k);
   return 1;
 }
 
@@ -847,11 +847,7 @@ static const luaL_Reg proc_functions[] = {
 };
 
 int luaopen_kl_proc(lua_State *L) {
-  luaL_newmetatable(L, PROC_MT);
-  luaL_setfuncs(L, proc_meta, 0);
-  luaL_newlib(L, proc_methods);
-  lua_setfield(L, -2, "methods");
-  lua_pop(L, 1);
+  kl_newtype(L, PROC_MT, proc_meta, proc_methods);
   luaL_newlib(L, proc_functions);
   return 1;
 }

@@ -32,6 +32,7 @@
 
 #include "core/randgen.h"
 #include "core/rmat.h"
+#include "lua/newtype.h"
 
 #define RNG_MT "kl.Rng"
 
@@ -340,10 +341,7 @@ static const luaL_Reg randgen_functions[] = {
 };
 
 int luaopen_kl_randgen(lua_State *L) {
-  luaL_newmetatable(L, RNG_MT);
-  luaL_newlib(L, rng_methods);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  kl_newtype(L, RNG_MT, NULL, rng_methods);
   luaL_newlib(L, randgen_functions);
   return 1;
 }

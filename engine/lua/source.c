@@ -113,13 +113,14 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "lua/newtype.h"
+#include "lua/scratch.h"
 #include "lua/source.h"
 #include "lua/source_edit.h"
 #include "source/source.h"
 
 #define UNIT_MT "kl.SourceUnit"
 #define NODE_MT "kl.SourceNode"
-#define SCRATCH_MT "kl.SourceScratch"
 
 typedef struct {
   kl_unit *u; /* NULL once closed */
@@ -555,27 +556,10 @@ static uint32_t check_function_arg(lua_State *L, const kl_unit *u) {
   return fn;
 }
 
-static int scratch_gc(lua_State *L) {
-  void **box = luaL_checkudata(L, 1, SCRATCH_MT);
-  free(*box);
-  *box = NULL;
-  return 0;
-}
-
-/* Boxes a malloc'd access list in a userdata whose __gc frees it, so that
- * a Lua error cannot leak it. Returns the box's stack index. */
-static int box_accesses(lua_State *L, kl_access *as) {
-  kl_access **box = lua_newuserdatauv(L, sizeof *box, 0);
-  *box = as;
-  luaL_setmetatable(L, SCRATCH_MT);
-  return lua_gettop(L);
-}
-
-/* Frees the boxed list now and removes its box from the stack. */
+/* Frees the access list in the scratch box at boxi now and removes the box
+ * from the stack. */
 static void free_accesses(lua_State *L, int boxi) {
-  kl_access **box = lua_touserdata(L, boxi);
-  free(*box);
-  *box = NULL;
+  kl_scratch_free(lua_touserdata(L, boxi));
   lua_remove(L, boxi);
 }
 
@@ -620,8 +604,9 @@ static int unit_access_patterns(lua_State *L) {
   kl_unit *u = check_unit(L, 1);
   uint32_t fn = check_function_arg(L, u);
   uint32_t n;
-  int boxi = box_accesses(L, kl_access_patterns(u, fn, &n));
-  const kl_access *as = *(kl_access **)lua_touserdata(L, boxi);
+  kl_scratch *box = kl_scratch_new(L); /* the list, should anything below raise */
+  int boxi = lua_gettop(L);
+  const kl_access *as = kl_scratch_adopt(box, kl_access_patterns(u, fn, &n));
   lua_newtable(L);
   int result = lua_gettop(L);
   for (uint32_t i = 0; i < n; i++) {
@@ -680,8 +665,9 @@ static int unit_shared_accesses(lua_State *L) {
   kl_unit *u = check_unit(L, 1);
   uint32_t fn = check_function_arg(L, u);
   uint32_t n;
-  int boxi = box_accesses(L, kl_shared_accesses(u, fn, &n));
-  const kl_access *as = *(kl_access **)lua_touserdata(L, boxi);
+  kl_scratch *box = kl_scratch_new(L); /* the list, should anything below raise */
+  int boxi = lua_gettop(L);
+  const kl_access *as = kl_scratch_adopt(box, kl_shared_accesses(u, fn, &n));
   lua_newtable(L);
   int result = lua_gettop(L);
   for (uint32_t i = 0; i < n; i++) {
@@ -963,8 +949,7 @@ static int node_index(lua_State *L) {
   } else if (strcmp(k, "truncated") == 0) {
     lua_pushboolean(L, nd->flags & KL_NF_TRUNCATED);
   } else {
-    luaL_getmetafield(L, 1, "methods");
-    lua_getfield(L, -1, k);
+    kl_pushmethod(L, 1, k);
   }
   return 1;
 }
@@ -997,8 +982,7 @@ static int unit_index(lua_State *L) {
   else if (strcmp(k, "ntokens") == 0) lua_pushinteger(L, u->ntokens);
   else if (strcmp(k, "nnodes") == 0) lua_pushinteger(L, u->nnodes);
   else {
-    luaL_getmetafield(L, 1, "methods");
-    lua_getfield(L, -1, k);
+    kl_pushmethod(L, 1, k);
   }
   return 1;
 }
@@ -1085,22 +1069,11 @@ kl_unit *kl_lua_check_node(lua_State *L, int i, uint32_t *id) { return check_nod
 int kl_lua_is_node(lua_State *L, int i) { return luaL_testudata(L, i, NODE_MT) != NULL; }
 
 int luaopen_kl_source(lua_State *L) {
-  luaL_newmetatable(L, UNIT_MT);
-  luaL_setfuncs(L, unit_meta, 0);
-  luaL_newlib(L, unit_methods);
-  kl_lua_source_edit_unit_methods(L, -1);
-  lua_setfield(L, -2, "methods");
-  lua_pop(L, 1);
-  luaL_newmetatable(L, NODE_MT);
-  luaL_setfuncs(L, node_meta, 0);
-  luaL_newlib(L, node_methods);
-  kl_lua_source_edit_node_methods(L, -1);
-  lua_setfield(L, -2, "methods");
-  lua_pop(L, 1);
-  luaL_newmetatable(L, SCRATCH_MT);
-  lua_pushcfunction(L, scratch_gc);
-  lua_setfield(L, -2, "__gc");
-  lua_pop(L, 1);
+  kl_newtype(L, UNIT_MT, unit_meta, unit_methods);
+  kl_addmethods(L, UNIT_MT, kl_source_edit_unit_methods);
+  kl_newtype(L, NODE_MT, node_meta, node_methods);
+  kl_addmethods(L, NODE_MT, kl_source_edit_node_methods);
+  kl_scratch_open(L);
   luaL_newlib(L, source_functions);
   lua_pushinteger(L, KL_SOURCE_MAX_DEPTH);
   lua_setfield(L, -2, "max_depth");

@@ -10,9 +10,9 @@
 #include <lua.h>
 
 #include "lua/source.h"
+#include "lua/scratch.h"
 #include "lua/source_edit.h"
 
-#define SCRATCH_MT "kl.SourceEditScratch"
 
 static void set_int(lua_State *L, const char *k, lua_Integer v) {
   lua_pushinteger(L, v);
@@ -87,22 +87,6 @@ static void push_token_removable(lua_State *L, const kl_unit *u, uint32_t i) {
   set_span(L, "remove", u, kl_token_removal(u, i));
 }
 
-/* ---- scratch memory that a Lua error must not leak --------------------------------- */
-
-static int scratch_gc(lua_State *L) {
-  void **box = luaL_checkudata(L, 1, SCRATCH_MT);
-  free(*box);
-  *box = NULL;
-  return 0;
-}
-
-static void **new_scratch(lua_State *L) {
-  void **box = lua_newuserdatauv(L, sizeof *box, 0);
-  *box = NULL;
-  luaL_setmetatable(L, SCRATCH_MT);
-  return box;
-}
-
 /* ---- #define ------------------------------------------------------------------------ */
 
 static void push_define(lua_State *L, const kl_unit *u, const kl_define_info *d) {
@@ -133,12 +117,11 @@ static void push_define(lua_State *L, const kl_unit *u, const kl_define_info *d)
   set_bool(L, "redefined", d->same_name > 1);
 }
 
-/* Leaves the boxed define list on the stack; returns it and its count. */
+/* Leaves the define list, in a scratch box, on the stack; returns it and
+ * its count. */
 static kl_define_info *boxed_defines(lua_State *L, kl_unit *u, uint32_t *n) {
-  void **box = new_scratch(L);
-  kl_define_info *ds = kl_unit_defines(u, n);
-  *box = ds;
-  return ds;
+  kl_scratch *box = kl_scratch_new(L);
+  return kl_scratch_adopt(box, kl_unit_defines(u, n));
 }
 
 static int unit_defines(lua_State *L) {
@@ -556,14 +539,14 @@ static int node_declaration(lua_State *L) {
 
 /* ---- registration ------------------------------------------------------------------- */
 
-static const luaL_Reg unit_edit_methods[] = {
+const luaL_Reg kl_source_edit_unit_methods[] = {
     {"defines", unit_defines},
     {"define", unit_define},
     {"declarations", unit_declarations},
     {NULL, NULL},
 };
 
-static const luaL_Reg node_edit_methods[] = {
+const luaL_Reg kl_source_edit_node_methods[] = {
     {"launch_bounds", fn_launch_bounds},
     {"template_args", node_template_args},
     {"template_params", node_template_params},
@@ -573,21 +556,3 @@ static const luaL_Reg node_edit_methods[] = {
     {"declaration", node_declaration},
     {NULL, NULL},
 };
-
-void kl_lua_source_edit_unit_methods(lua_State *L, int unit_methods) {
-  unit_methods = lua_absindex(L, unit_methods);
-  if (luaL_newmetatable(L, SCRATCH_MT)) {
-    lua_pushcfunction(L, scratch_gc);
-    lua_setfield(L, -2, "__gc");
-  }
-  lua_pop(L, 1);
-  lua_pushvalue(L, unit_methods);
-  luaL_setfuncs(L, unit_edit_methods, 0);
-  lua_pop(L, 1);
-}
-
-void kl_lua_source_edit_node_methods(lua_State *L, int node_methods) {
-  lua_pushvalue(L, node_methods);
-  luaL_setfuncs(L, node_edit_methods, 0);
-  lua_pop(L, 1);
-}

@@ -8,15 +8,16 @@
 
 #include <stdint.h>
 
+#include <lauxlib.h>
 #include <lua.h>
 
 #include "source/source.h"
 
-/* Adds the edit methods to the method table of units (unit_methods) or of
- * nodes (node_methods) at that stack index; call each once from
- * luaopen_kl_source, after kl.source's own methods. */
-void kl_lua_source_edit_unit_methods(lua_State *L, int unit_methods);
-void kl_lua_source_edit_node_methods(lua_State *L, int node_methods);
+/* The edit methods of units and of nodes: luaopen_kl_source adds them
+ * (kl_addmethods) after kl.source's own. The methods that hold C memory
+ * keep it in a kl.Scratch box, which luaopen_kl_source registers. */
+extern const luaL_Reg kl_source_edit_unit_methods[];
+extern const luaL_Reg kl_source_edit_node_methods[];
 
 /* Adds the edit sites of parameter `param` (the spans and insertion points
  * documented for fn:params()) to the table on the stack top. */
