@@ -167,6 +167,7 @@ options:
         ctx:close()
         io.stderr:write("klineage optimize: the LLM wrote no usable baseline: ",
           require("klineage.term").text(type(call) == "table" and call.message or call), "\n")
+        -- a call that came back without its failure is still the LLM's: 1
         return exit_codes.of(require("klineage.verdicts").is_failure(call) and call or "llm_bad_answer")
       end
       text = source
