@@ -4,12 +4,14 @@
 -- means the words after the command's first argument are not its own (a
 -- script's), so a --help among them is not the command's.
 --
--- Exit codes: a usage error (see args.lua) prints one line and exits 2; a
--- failure (klineage.verdicts) that escapes a command prints one line,
--- "klineage CMD: verdict: message", and exits 2 when its verdict blames the
--- input (bad_input), else 1; any other error is a bug and propagates to the
--- host's traceback. What a line shows of outside text (a message, a name)
--- goes through klineage.term.text: control characters as C escapes.
+-- Exit codes come from klineage.exit_codes, by blame, for every command: a
+-- usage error (see args.lua) prints one line and exits 2; a failure
+-- (klineage.verdicts) that escapes a command prints one line, "klineage
+-- CMD: verdict: message", and exits with its blame's code; any other error
+-- is a bug and propagates to the host's traceback. What a line shows of
+-- outside text (a message, a name) goes through klineage.term.text:
+-- control characters as C escapes.
+local exit_codes = require "klineage.exit_codes"
 local term = require "klineage.term"
 
 local M = {}
@@ -59,40 +61,51 @@ function M.load_workload(ref)
   return w
 end
 
+-- The run context of command `name` (klineage.context.new(opts)), or nil
+-- and the command's exit code after one line that says why. The run's
+-- folder is the user's: exit_codes' "open_run" says so.
+function M.open_context(name, opts)
+  local ctx, f = require("klineage.context").new(opts)
+  if ctx then return ctx end
+  io.stderr:write(string.format("klineage %s: %s\n", name, term.text(f.message)))
+  return nil, exit_codes.of(f, "open_run")
+end
+
 function M.main(argv, home)
   local env = { home = home, stdout = io.stdout, stderr = io.stderr }
   local name = argv[1]
   if name == nil or name == "--help" or name == "-h" then
     print(M.usage())
-    return name == nil and 2 or 0
+    return exit_codes.of(name == nil and "usage" or "ok")
   end
   if name == "--version" then name = "version" end
   local cmd = load_command(name)
   if not cmd then
     io.stderr:write(string.format("klineage: unknown command '%s' (see 'klineage --help')\n", term.text(name)))
-    return 2
+    return exit_codes.of("usage")
   end
   local rest = table.move(argv, 2, #argv, 1, {})
   for i, a in ipairs(rest) do
     if a == "--" or (cmd.passthrough and i > 1) then break end
     if a == "--help" or a == "-h" then
       print(cmd.usage .. "\n\n" .. cmd.help)
-      return 0
+      return exit_codes.of("ok")
     end
   end
   local ok, result = pcall(cmd.run, rest, env)
-  if ok then return result or 0 end
+  if ok then return result or exit_codes.of("ok") end
   if type(result) == "table" and result.usage then
     io.stderr:write(string.format("klineage %s: %s\n", name, term.text(result.usage)))
-    return 2
+    return exit_codes.of("usage")
   end
   -- A failure ({ verdict, message }) that escaped a command: say it, on one line.
   if type(result) == "table" and result.message then
     local verdict = tostring(result.verdict or "error")
     local message = tostring(result.message):gsub("\n.*", "")
     io.stderr:write(string.format("klineage %s: %s: %s\n", name, term.text(verdict), term.text(message)))
-    local v = require("klineage.verdicts").get(verdict)
-    return v and v.blame == "input" and 2 or 1
+    -- A table that only looks like a failure (no registered verdict) is
+    -- no verdict's: the engine failed to say what went wrong.
+    return exit_codes.of(require("klineage.verdicts").get(verdict) and verdict or "internal")
   end
   error(result, 0)
 end

@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 -- The progress line's best so far: the fastest version judged ok with its
 -- time at the bench size; on emu, where nothing is timed, how many passed.
@@ -126,13 +127,10 @@ options:
     if not w.lineage or #w.lineage == 0 then args.usage_error("%s has no lineage", files.display(w.path)) end
     if a.budget and not math.tointeger(a.budget) then args.usage_error("--budget needs a whole number, got %s", a.budget) end
     if a.max_seconds and not (a.max_seconds > 0) then args.usage_error("--max-seconds needs a positive number, got %s", a.max_seconds) end
-    local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal, resume = a.resume,
-      budget = a.budget and math.tointeger(a.budget), command = { "klineage", "bench", table.unpack(argv) },
-      workloads = { w } }
-    if not ctx then
-      io.stderr:write("klineage bench: ", cerr.message, "\n")
-      return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
-    end
+    local ctx, code = require("klineage.cli").open_context("bench", { backend = a.backend, journal = a.journal,
+      resume = a.resume, budget = a.budget and math.tointeger(a.budget), command = { "klineage", "bench", table.unpack(argv) },
+      workloads = { w } })
+    if not ctx then return code end
     local run_dir = ctx.run and ctx.run.dir
     -- The vendor's bar (cuBLAS for sgemm) and the ceilings, measured in
     -- this same run before the lineage, so the table's head is known
@@ -222,16 +220,16 @@ options:
         .. "every record written before%s)\n", stop.verdict, stop.message, judged, #w.lineage,
         lost_i and ", " .. w.lineage[lost_i] .. " not journaled" or "",
         run_dir and "; resume with --resume " .. files.display(run_dir) or ""))
-      return 1
+      return exit_codes.of(stop)
     end
     -- The report before the last lines, which scripts read.
     require("klineage.report").after_run("bench", run_dir)
     if a.json then
       print((require("klineage.stable_json").encode({ workload = w.name, run = run_dir, ceilings = ceilings, records = records }):gsub("\\/", "/")))
-      return 0
+      return exit_codes.of("ok") -- every version judged, whatever its verdict: each is a row
     end
     local t = require("klineage.lineage_table").build(w, records, vendor)
     for _, line in ipairs(require("klineage.lineage_table").figures(w, t)) do out:write(line, "\n") end
-    return 0
+    return exit_codes.of("ok")
   end,
 }

@@ -1,6 +1,7 @@
 local nvrtc = require "kl.nvrtc"
 local files = require "klineage.files"
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 -- Theoretical occupancy of each entry at the given block size, with no GPU.
 local function add_occupancy(res, threads, dynamic_smem)
@@ -95,7 +96,7 @@ options:
     if not res then
       io.stderr:write(msg .. "\n")
       if details and details.log and details.log ~= "" then io.stderr:write(details.log) end
-      return 1
+      return exit_codes.of("compile_error")
     end
     if res.cubin then add_occupancy(res, threads, smem) end
     if a.json then
@@ -106,6 +107,6 @@ options:
     else
       report_text(path, res, io.stdout)
     end
-    return 0
+    return exit_codes.of("ok")
   end,
 }

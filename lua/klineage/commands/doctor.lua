@@ -2,6 +2,7 @@
 -- Hard requirements (the engine cannot do its job without them) make the
 -- exit code non-zero; a missing GPU does not, unless --require-gpu.
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local SMOKE_KERNEL = [[
 extern "C" __global__ void doctor_smoke(float *out) { out[threadIdx.x] = threadIdx.x; }
@@ -133,6 +134,6 @@ options:
       print_report(report, io.stdout)
       if a.require_gpu and #report.gpus == 0 then io.stdout:write("  FAIL  --require-gpu: no GPU visible\n") end
     end
-    return failed and 1 or 0
+    return exit_codes.of(failed and "failed" or "ok")
   end,
 }

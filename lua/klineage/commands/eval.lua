@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 local llm_mod = require "klineage.llm"
 local plan_mod = require "klineage.eval.plan"
 local slurm_options = require "klineage.slurm.options"
@@ -83,14 +84,14 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     end
     local made, merr = require("kl.proc").mkdir_p(opts.runs)
     if not made then
-      io.stderr:write("klineage eval: cannot make the eval's folder ", files.display(opts.runs), ": ", tostring(merr), "\n")
-      return 2
+      io.stderr:write("klineage eval: cannot make the eval's folder ", files.display(opts.runs), ": ", term.text(merr), "\n")
+      return exit_codes.of("io_error", "open_run")
     end
     -- One eval at a time on a folder: two would judge (and charge) every unit twice.
     local lock <close>, lf = require("klineage.runlock").acquire(opts.runs)
     if not lock then
-      io.stderr:write("klineage eval: ", lf.message, "\n")
-      return lf.verdict == "bad_input" and 2 or 1
+      io.stderr:write("klineage eval: ", term.text(lf.message), "\n")
+      return exit_codes.of(lf, "open_run")
     end
     if not a.quiet then
       io.stderr:write(string.format("klineage eval: %s, %d tasks x %d policies = %d units, budget %d, in %s\n", term.text(suite.name),
@@ -116,12 +117,14 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
     local rows = eval.aggregate(results)
     if a.json then
       print((require("klineage.stable_json").encode({ suite = suite.name, units = results, policies = rows, complete = complete }):gsub("\\/", "/")))
-      return 0
+      return exit_codes.of("ok")
     end
     -- task names are folder names, and the table quotes failures: outside text
     io.stdout:write(term.text(require("klineage.eval.table").text(results, rows,
       not complete and { finished = #results, of = #units } or nil), true))
     if jok then require("klineage.report").after_run("eval", opts.runs, a.quiet) end
-    return 0
+    -- Every unit's verdict is a row of the table, whatever it is: the eval
+    -- ran (a spent budget, a --seconds stop and a rejected kernel included).
+    return exit_codes.of("ok")
   end,
 }

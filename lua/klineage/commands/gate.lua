@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local function show_stage(name, s, out)
   if not s then return end
@@ -55,12 +56,9 @@ options:
     -- exists. It is read once: the gate judges this very text.
     local text, rerr = files.read_text(file)
     if not text then args.usage_error("%s", rerr.message) end
-    local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal,
-      command = { "klineage", "gate", table.unpack(argv) }, workloads = { w } }
-    if not ctx then
-      io.stderr:write("klineage gate: ", cerr.message, "\n")
-      return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
-    end
+    local ctx, code = require("klineage.cli").open_context("gate", { backend = a.backend, journal = a.journal,
+      command = { "klineage", "gate", table.unpack(argv) }, workloads = { w } })
+    if not ctx then return code end
     local backend, why = ctx.backend, ctx.why
     local r, stop = require("klineage.verdicts").catch(require("klineage.gate").evaluate, ctx, { file = file, source = text,
       label = file:match("[^/]+$"), provenance = { producer = { kind = a.kernel and "user" or "lineage", name = file } } },
@@ -73,7 +71,7 @@ options:
       r = stop.record
       if not r then
         io.stderr:write("klineage gate: ", tostring(stop), "\n")
-        return 1
+        return exit_codes.of(stop)
       end
       io.stderr:write("klineage gate: the record is not in the journal: ", tostring(stop), "\n")
     elseif run_dir then
@@ -105,8 +103,7 @@ options:
         for _, k in ipairs(names) do io.stdout:write(string.format("  metric   %-64s %.6g\n", k, r.stages.metrics.values[k])) end
       end
     end
-    if stop then return 1 end -- judged, but the run lost its record
-    if r.verdict == "ok" then return 0 end
-    return r.verdict == "bad_input" and 2 or 1
+    if stop then return exit_codes.of(stop) end -- judged, but the run lost its record
+    return exit_codes.of(r)
   end,
 }

@@ -1,3 +1,5 @@
+local exit_codes = require "klineage.exit_codes"
+
 return {
   summary = "show help for a command",
   usage = "usage: klineage help [COMMAND]",
@@ -8,11 +10,11 @@ return {
     local name = a.positional[1]
     if not name then
       print(cli.usage())
-      return 0
+      return exit_codes.of("ok")
     end
     local cmd = cli.load_command(name)
     if not cmd then require("klineage.args").usage_error("unknown command '%s'", name) end
     print(cmd.usage .. "\n\n" .. cmd.help)
-    return 0
+    return exit_codes.of("ok")
   end,
 }

@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local function stage_line(r)
   local st = r.stages or {}
@@ -54,13 +55,13 @@ options:
     local records, warnings = require("klineage.journal").read(dir .. "/journal.jsonl")
     if not records then
       io.stderr:write("klineage journal: ", warnings.message, "\n")
-      return warnings.verdict == "bad_input" and 2 or 1
+      return exit_codes.of(warnings)
     end
     local t = require("klineage.term").text
     for _, w in ipairs(warnings) do io.stderr:write("klineage journal: ", t(w), "\n") end
     if a.json then
       print((require("klineage.stable_json").encode(records):gsub("\\/", "/")))
-      return 0
+      return exit_codes.of("ok")
     end
     local out = io.stdout
     out:write(string.format("run %s: %d records\n", t(dir), #records))
@@ -71,6 +72,6 @@ options:
       -- every field is the journal's, so outside text: escaped
       out:write(string.format("%5s  %-8s %-30s %-16s %s\n", t(seq), t(kind), t(what), t(verdict), t(detail)))
     end
-    return 0
+    return exit_codes.of("ok")
   end,
 }

@@ -1,5 +1,6 @@
 -- klineage match PATTERN FILE... : grep for code shapes, or rewrite them.
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 local files = require "klineage.files"
 
 -- Myers' O(ND) diff over two line arrays: a list of {op, line} with op
@@ -133,8 +134,10 @@ local MAX_STEPS_CEILING = 0xFFFFFFFF -- kl.match takes a 32-bit cap
 -- 64 MiB at 3.0 to 3.7 GB), so the ceiling keeps one file near 1 GB.
 local MAX_FILE_CEILING = 16 * 1024 * 1024
 
--- Exit statuses; when several apply, the first in this list of 2, 4, 3 wins.
-local EXIT = { matched = 0, none = 1, error = 2, capped = 3, skipped = 4 }
+-- Exit statuses (klineage.exit_codes: grep's, and the caps'); when several
+-- apply, the first in this list of error, skipped, capped wins.
+local EXIT = { matched = exit_codes.of("ok"), none = exit_codes.of("nothing_matched"), error = exit_codes.of("trouble"),
+               capped = exit_codes.of("incomplete"), skipped = exit_codes.of("inputs_skipped") }
 
 -- A positive whole number from an option, or a usage error (exit 2).
 local function positive(name, v, ceiling)

@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local llm_mod = require "klineage.llm"
 
@@ -151,13 +152,10 @@ options:
     end
     local runs = require "klineage.runs"
     local resume = a.run and runs.find(a.run, a.journal) and a.run or nil
-    local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal, budget = budget,
-      resume = resume, run_id = not resume and a.run or nil, workloads = { w },
-      command = { "klineage", "optimize", table.unpack(argv) } }
-    if not ctx then
-      io.stderr:write("klineage optimize: ", cerr.message, "\n")
-      return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
-    end
+    local ctx, code = require("klineage.cli").open_context("optimize", { backend = a.backend, journal = a.journal,
+      budget = budget, resume = resume, run_id = not resume and a.run or nil, workloads = { w },
+      command = { "klineage", "optimize", table.unpack(argv) } })
+    if not ctx then return code end
     local label = kernel_file and kernel_file:match("[^/]+$") or "baseline-llm.cu"
     if not kernel_file then
       -- The LLM writes the input from the spec and its C reference; the gate's first cycle judges it.
@@ -169,7 +167,8 @@ options:
         ctx:close()
         io.stderr:write("klineage optimize: the LLM wrote no usable baseline: ",
           require("klineage.term").text(type(call) == "table" and call.message or call), "\n")
-        return 1
+        -- a call that came back without its failure is still the LLM's: 1
+        return exit_codes.of(require("klineage.verdicts").is_failure(call) and call or "llm_bad_answer")
       end
       text = source
     end
@@ -190,7 +189,7 @@ options:
         local ok, wf = files.write_out(out, summary.final.source, inputs_of(a, w, kernel_file, dir, records, llm_client, run_dir))
         if not ok then
           io.stderr:write("klineage optimize: cannot write the optimized kernel: ", wf.message, "\n")
-          return wf.verdict == "bad_input" and 2 or 1
+          return exit_codes.of(wf)
         end
         summary.out = out
       end
@@ -198,13 +197,13 @@ options:
     require("klineage.report").after_run("optimize", run_dir, a.quiet)
     if not summary then
       io.stderr:write("klineage optimize: ", require("klineage.term").text(f), "\n")
-      return f.verdict == "bad_input" and 2 or 1
+      return exit_codes.of(f)
     end
     summary.run = run_dir
     if a.json then
       summary.final.source = nil
       print((require("klineage.stable_json").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')))
-      return 0
+      return exit_codes.of("ok")
     end
     io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d decisions, %d gate cycles, %.1f s; stopped: %s\n",
       require("klineage.term").text(label), summary.policy, summary.backend, #summary.steps, summary.decisions, summary.cycles, summary.seconds,
@@ -214,6 +213,6 @@ options:
     end
     if not summary.measured then io.stdout:write("  (no effect was measured: the " .. summary.backend .. " backend times nothing)\n") end
     if summary.out then io.stdout:write("optimized kernel: " .. files.display(summary.out) .. "\n") end
-    return 0
+    return exit_codes.of("ok") -- whatever it found, and wherever it stopped (the budget included)
   end,
 }

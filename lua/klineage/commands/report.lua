@@ -1,6 +1,7 @@
 -- klineage report RUN: a run's report regenerated from its journal alone
 -- (klineage.report): no GPU, nothing judged again.
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local FLAGS = { html = "boolean", open_in = "string", journal = "string" }
 
@@ -47,11 +48,11 @@ options:
     local written, wf = require("klineage.report").write(dir, a.open_in)
     if not written then
       io.stderr:write("klineage report: ", wf.verdict, ": ", (tostring(wf.message):gsub("\n.*", "")), "\n")
-      return wf.verdict == "bad_input" and 2 or 1
+      return exit_codes.of(wf)
     end
     local files = require "klineage.files"
     if not a.html then io.stdout:write(files.display(written.md), "\n") end
     io.stdout:write(files.display(written.html), "\n")
-    return 0
+    return exit_codes.of("ok")
   end,
 }

@@ -1,3 +1,5 @@
+local exit_codes = require "klineage.exit_codes"
+
 return {
   summary = "run a Lua workflow script with the kl modules available",
   usage = "usage: klineage run SCRIPT.lua [ARGS...]",
@@ -30,8 +32,10 @@ is an integer, becomes the exit code.]],
     end, table.unpack(script_arg))
     if not ok then
       io.stderr:write("klineage run: " .. result .. "\n")
-      return 1
+      return exit_codes.of("failed")
     end
-    return math.type(result) == "integer" and result or 0
+    -- The script's own integer is its exit code, as documented: it is the
+    -- script's answer, not an outcome of klineage's.
+    return math.type(result) == "integer" and result or exit_codes.of("ok")
   end,
 }

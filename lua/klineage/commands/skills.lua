@@ -1,6 +1,7 @@
 -- klineage skills: the skill repository from the command line (list, show,
 -- explain, match, learn, merge, transfer). Bad input exits 2 with one line.
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local FLAGS = { dir = "string", json = "boolean", workload = "string", out = "string", to = "string", arch = "string",
                 walks = "list", journal = "string", backend = "string", budget = "number", seconds = "number", kinds = "string" }
@@ -75,7 +76,7 @@ local function list(a, dir)
                  guards = #r.guards, median_speedup = s and s.median or nil, intent = r.intent }
     end
     io.stdout:write(json(out), "\n")
-    return 0
+    return exit_codes.of("ok")
   end
   for _, r in ipairs(records) do
     local t = require("klineage.term").text
@@ -83,21 +84,21 @@ local function list(a, dir)
       #r.preconditions, #r.guards, median_text(r), t(r.intent)))
   end
   io.stderr:write(string.format("%d skill%s in %s\n", #records, #records == 1 and "" or "s", require("klineage.files").display(dir)))
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function show(a, dir)
   if not a.positional[2] then fail("klineage skills show needs a skill ID") end
   local r = find(load_repo(dir), a.positional[2], dir)
   io.stdout:write(require("klineage.term").text(assert(require("klineage.skills.serialize").record(r)), true))
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function explain(a, dir)
   if not a.positional[2] then fail("klineage skills explain needs a skill ID") end
   local r = find(load_repo(dir), a.positional[2], dir)
   io.stdout:write(require("klineage.term").text(require("klineage.skills.explain").skill(r), true), "\n")
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function match(a, dir)
@@ -108,7 +109,11 @@ local function match(a, dir)
   if not text then fail("%s", rerr.message) end
   local w = a.workload and require("klineage.cli").load_workload(a.workload) or nil
   local rows, f = require("klineage.skills.match").kernel(records, text, { workload = w, arch = a.arch })
-  if not rows then fail("%s", (tostring(f.message):gsub("\n.*", ""))) end
+  if not rows then
+    -- by its verdict: a kernel without the entry or launch line it needs is bad input
+    io.stderr:write("klineage skills: ", require("klineage.term").text((tostring(f.message):gsub("\n.*", ""))), "\n")
+    return exit_codes.of(f)
+  end
   local describe = require "klineage.skills.describe"
   if a.json then
     local out = {}
@@ -121,7 +126,7 @@ local function match(a, dir)
                  unknown = unknown }
     end
     io.stdout:write((json(out):gsub('"unknown":{}', '"unknown":[]')), "\n")
-    return 0
+    return exit_codes.of("ok")
   end
   local candidates = 0
   for _, row in ipairs(rows) do
@@ -136,7 +141,7 @@ local function match(a, dir)
     end
   end
   io.stderr:write(string.format("%d rows, %d candidates, from %d skills\n", #rows, candidates, #records))
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function write_out(out, records, what)
@@ -144,14 +149,14 @@ local function write_out(out, records, what)
   local done, f = store.write_all(out, records)
   if not done then
     io.stderr:write("klineage skills ", what, ": ", tostring(f), "\n")
-    return f.verdict == "bad_input" and 2 or 1
+    return exit_codes.of(f)
   end
   io.stderr:write(string.format("%d skills written to %s, %d stale files removed\n", #done.written,
     require("klineage.files").display(out), #done.removed))
   for _, p in ipairs(done.kept) do
     io.stderr:write("kept ", require("klineage.files").display(p), ": not a skill record file\n")
   end
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function merge(a)
@@ -220,19 +225,27 @@ local function probe(a)
     ws[i] = w
   end
   local pool, backend = require("klineage.backends").pool(a.backend)
-  if not pool then fail("%s", backend.message) end
+  if not pool then
+    -- an unknown backend is input (2); no worker, no device, is the engine's (1)
+    io.stderr:write("klineage skills: ", require("klineage.term").text(backend.message), "\n")
+    return exit_codes.of(backend)
+  end
   if kinds.size and backend ~= "cuda" then
     kinds.size = nil -- a size probe is a compare, and nothing else is timed
     io.stderr:write(string.format("size probes skipped: the %s backend times nothing\n", backend))
   end
-  local status = 0
+  local status = exit_codes.of("ok")
   for _, w in ipairs(ws) do
     local units = probes.plan(w, { kinds = kinds, steps = probes.recorded_steps(walks, w.name) })
     local id = string.format("probe-%s-%s", w.name, backend)
     local exists = runs.find(id, a.journal)
     local ctx, cf = require("klineage.context").new { pool = pool, journal = a.journal, budget = a.budget, workloads = { w },
       resume = exists and id or nil, run_id = not exists and id or nil, command = { "klineage", "skills", "probe", w.name } }
-    if not ctx then pool:close() fail("%s", cf.message) end
+    if not ctx then
+      pool:close()
+      io.stderr:write("klineage skills: ", require("klineage.term").text(cf.message), "\n")
+      return exit_codes.of(cf, "open_run")
+    end
     local t0 = host.clock()
     local s = probes.run(ctx, w, units, { deadline = deadline, progress = tty and function(u, i, of)
       io.stderr:write(string.format("\r\27[K%s: probe %d/%d  %s %s  (cycles %d, %.0f s)", w.name, i, of, u.probe,
@@ -246,7 +259,7 @@ local function probe(a)
     for _, u in ipairs(s.not_run) do
       io.stderr:write(string.format("  not run: %s %s: %s\n", u.probe, u.label or w.lineage[u.from], tostring(u.why)))
     end
-    if s.stopped ~= "done" then status = 3 end
+    if s.stopped ~= "done" then status = exit_codes.of("incomplete") end
     if s.stopped == "deadline" then break end
   end
   pool:close()

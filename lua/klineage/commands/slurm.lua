@@ -2,6 +2,7 @@
 -- (unit, merge, status, resubmit). Bad input exits 2 with one line; a
 -- Slurm command's failure is said as it printed it, and exits 1.
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local FLAGS = { json = "boolean", dry_run = "boolean", quiet = "boolean", journal = "string" }
 
@@ -38,7 +39,7 @@ local function merge(a)
   local done, f = require("klineage.slurm.status").kind(splan).merge(splan)
   if not done then
     io.stderr:write("klineage slurm merge: ", tostring(f), "\n")
-    return 1
+    return exit_codes.of(f)
   end
   if not a.quiet then io.stdout:write(done.text) end
   io.stderr:write(string.format("klineage slurm merge: %d of %d units finished, merged in %.3f s into %s\n", done.finished, done.of,
@@ -47,7 +48,7 @@ local function merge(a)
     io.stderr:write(string.format("klineage slurm merge: see klineage slurm status %s; klineage slurm resubmit %s sends the rest again\n",
       splan.run, splan.run))
   end
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function print_rows(rows, info)
@@ -77,18 +78,18 @@ end
 
 local function status(a)
   local splan, rows, info = units_of(a, "status")
-  if not rows then return 1 end
+  if not rows then return exit_codes.of(info) end
   if a.json then
     io.stdout:write((require("klineage.stable_json").encode({ run = splan.run, units = rows, accounting = info.accounting }):gsub("\\/", "/")), "\n")
-    return 0
+    return exit_codes.of("ok")
   end
   print_rows(rows, info)
-  return 0
+  return exit_codes.of("ok")
 end
 
 local function resubmit(a)
-  local splan, rows = units_of(a, "resubmit")
-  if not rows then return 1 end
+  local splan, rows, info = units_of(a, "resubmit")
+  if not rows then return exit_codes.of(info) end
   local indices, busy = {}, 0
   for _, r in ipairs(rows) do
     if r.state == "failed" or r.state == "missing" then indices[#indices + 1] = r.index end
@@ -99,12 +100,12 @@ local function resubmit(a)
   end
   if #indices == 0 then
     io.stdout:write("nothing to resubmit: no unit failed or is missing\n")
-    return 0
+    return exit_codes.of("ok")
   end
   local submit = require "klineage.slurm.submit"
   if a.dry_run then
     submit.print_dry_run(splan, indices)
-    return 0
+    return exit_codes.of("ok")
   end
   local jobs, f = submit.jobs(splan, indices)
   if jobs and jobs.merge and not f and not a.quiet then
@@ -112,7 +113,7 @@ local function resubmit(a)
     for _, i in ipairs(indices) do names[#names + 1] = splan.units[i + 1].name end
     io.stdout:write(string.format("resubmitted %d units (%s) as job array %s, and the merge as job %s\n", #indices,
       table.concat(names, ", "), jobs.array, jobs.merge))
-    return 0
+    return exit_codes.of("ok")
   end
   return submit.report("slurm resubmit", splan, jobs, f, a.quiet)
 end

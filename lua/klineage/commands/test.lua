@@ -1,3 +1,5 @@
+local exit_codes = require "klineage.exit_codes"
+
 return {
   flags = { verbose = "boolean" },
   summary = "run Lua spec files (describe/it/expect) inside the engine",
@@ -17,6 +19,6 @@ options:
       if ferr then require("klineage.args").usage_error("%s", ferr.message) end
     end
     local _, failed = require("klineage.testing").run(a.positional, { verbose = a.verbose })
-    return failed == 0 and 0 or 1
+    return exit_codes.of(failed == 0 and "ok" or "failed")
   end,
 }

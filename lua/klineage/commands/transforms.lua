@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local FLAGS = { direction = "string", json = "boolean" }
 
@@ -23,7 +24,7 @@ options:
     end
     if not a.positional[1] then
       for _, t in ipairs(transforms.all()) do io.stdout:write(string.format("%-22s %s\n", t.name, t.intent)) end
-      return 0
+      return exit_codes.of("ok")
     end
     local text, rerr = require("klineage.files").read_text(a.positional[1])
     if not text then args.usage_error("%s", rerr.message) end
@@ -34,12 +35,12 @@ options:
         out[i] = { transform = s.transform, direction = s.direction, key = s.key, fn = s.fn, line = s.line, check = s.check }
       end
       io.stdout:write((require("klineage.stable_json").encode(out):gsub("\\/", "/"):gsub("^{}$", "[]")), "\n")
-      return 0
+      return exit_codes.of("ok")
     end
     for _, s in ipairs(sites) do
       io.stdout:write(string.format("%-5s %-20s %-6s %-28s %s\n", tostring(s.line or "?"), s.transform, s.direction, s.key, s.check))
     end
     io.stderr:write(string.format("%d sites\n", #sites))
-    return 0
+    return exit_codes.of("ok")
   end,
 }

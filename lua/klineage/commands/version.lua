@@ -1,3 +1,4 @@
+local exit_codes = require "klineage.exit_codes"
 local host = require "kl.host"
 
 return {
@@ -7,6 +8,6 @@ return {
   run = function(argv)
     require("klineage.args").parse(argv, { max = 0 })
     print(string.format("klineage %s (%s)", host.version, host.lua_release))
-    return 0
+    return exit_codes.of("ok")
   end,
 }

@@ -1,4 +1,5 @@
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 
 local llm_mod = require "klineage.llm"
 
@@ -187,12 +188,9 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     if a.run then
       if runs.find(a.run, a.journal) then resume = a.run else create_id = a.run end
     end
-    local ctx, cerr = require("klineage.context").new { backend = a.backend, journal = a.journal, resume = resume,
-      run_id = create_id, budget = budget, command = { "klineage", "walk", table.unpack(argv) }, workloads = { w } }
-    if not ctx then
-      io.stderr:write("klineage walk: ", cerr.message, "\n")
-      return (cerr.verdict == "bad_input" or cerr.verdict == "io_error") and 2 or 1
-    end
+    local ctx, code = require("klineage.cli").open_context("walk", { backend = a.backend, journal = a.journal, resume = resume,
+      run_id = create_id, budget = budget, command = { "klineage", "walk", table.unpack(argv) }, workloads = { w } })
+    if not ctx then return code end
     if not a.quiet then
       io.stderr:write(string.format("klineage walk: %s from %s, policy %s, %s backend%s\n", w.name, w.lineage[#w.lineage],
         policy.name, ctx.backend, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
@@ -208,14 +206,14 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     require("klineage.report").after_run("walk", run_dir, a.quiet)
     if not summary then
       io.stderr:write("klineage walk: ", require("klineage.term").text(f), "\n")
-      return f.verdict == "bad_input" and 2 or 1
+      return exit_codes.of(f)
     end
     summary.run = run_dir
     if a.json then
       -- lua-cjson writes an empty table as {}: a walk of no steps has steps [].
       local json = require("klineage.stable_json").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')
       print(json)
-      return 0
+      return exit_codes.of("ok")
     end
     io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d gate cycles, %.1f s; stopped: %s\n", require("klineage.term").text(w.name),
       summary.policy, summary.backend, #summary.steps, summary.cycles, summary.seconds, require("klineage.term").text(summary.stopped)))
@@ -225,6 +223,6 @@ from it; the merge job pools them with the skills merge into RUN/skills.
         fmt_effect(s.effect):sub(1, 30), fmt_explained(s.explained)))
     end
     if run_dir then io.stdout:write("journal: ", files.display(run_dir), "\n") end
-    return 0
+    return exit_codes.of("ok") -- whatever it found, and wherever it stopped (the budget included)
   end,
 }

@@ -16,6 +16,7 @@
 -- "internal" and the worker keeps serving; a "fault"
 -- reply (a sticky device error) is the last: the worker exits 3 after it.
 local args = require "klineage.args"
+local exit_codes = require "klineage.exit_codes"
 local protocol = require "klineage.worker.protocol"
 local verdicts = require "klineage.verdicts"
 
@@ -90,12 +91,12 @@ local function serve(backend, worker, input, output, name)
         end
         if backend.after then reply = backend.after(worker, req, reply) end
         send(reply)
-        if req.op == "bye" then return 0 end
-        if reply.ok == false and protocol.FATAL[reply.verdict] then return 3 end
+        if req.op == "bye" then return exit_codes.of("ok") end
+        if reply.ok == false and protocol.FATAL[reply.verdict] then return exit_codes.of("stopped_after_fault") end
       end
     end
   end
-  return 0 -- the engine closed our stdin
+  return exit_codes.of("ok") -- the engine closed our stdin
 end
 
 return {
@@ -118,26 +119,26 @@ options:
     local backend, err = load_backend(a.backend)
     if not backend then
       io.stderr:write("klineage worker: ", err, "\n")
-      return 2
+      return exit_codes.of("bad_input") -- an unknown backend, or one not built
     end
     local worker, werr = backend.new({ backend = a.backend })
     if not worker then
       io.stderr:write("klineage worker: ", tostring(werr), "\n")
-      return 1
+      return exit_codes.of("worker_unavailable")
     end
     -- Replies get private copies of stdin and stdout; fd 1 becomes stderr,
     -- so kernel or driver output cannot corrupt the protocol.
     local input, output = require("kl.proc").protocol_streams()
     if not input then
       io.stderr:write("klineage worker: ", output, "\n")
-      return 1
+      return exit_codes.of("worker_unavailable")
     end
     worker.protocol_in, worker.protocol_out = input, output
     if backend.sandbox then
       local ok, serr = backend.sandbox(worker, { input, output })
       if not ok then
         io.stderr:write("klineage worker: ", tostring(serr), "\n")
-        return 1
+        return exit_codes.of("worker_unavailable")
       end
     end
     return serve(backend, worker, input, output, a.backend)
