@@ -1,7 +1,10 @@
 -- The shipped repository, skills/sm_90, is what `make skills` learns from
 -- the H200 walk journals in reports/walks/ and the probe journals in
--- reports/probes/: learned again here, every file has the same bytes, and
--- each file is what the serializer writes for it.
+-- reports/probes/: learned again here, every file (the records and their
+-- observations files) has the same bytes, and each file is what the
+-- serializer writes for it. tests/skills/old_layout/ holds two records as
+-- they were shipped before their observations moved beside them: they
+-- load to the same records as the shipped ones.
 local serialize = require "klineage.skills.serialize"
 local store = require "klineage.skills.store"
 
@@ -18,15 +21,22 @@ local function read(path)
   return s
 end
 
-local function lua_files(dir)
+local OLD_LAYOUT = here .. "/../skills/old_layout"
+
+-- The record files (*.lua) of dir, or with all, its observations files too.
+local function lua_files(dir, all)
   local out = {}
   local p = assert(io.popen("ls " .. dir))
   for name in p:lines() do
-    if name:match("%.lua$") then out[#out + 1] = name end
+    if name:match("%.lua$") or (all and name:match("%.observations%.jsonl$")) then out[#out + 1] = name end
   end
   p:close()
   table.sort(out)
   return out
+end
+
+local function line_count(text)
+  return select(2, text:gsub("\n", ""))
 end
 
 describe("skills/sm_90", function()
@@ -36,7 +46,53 @@ describe("skills/sm_90", function()
     expect(#records):at_least(16)
     for _, r in ipairs(records) do
       expect(r.status):equals("learned")
-      expect(read(store.path(shipped, r.id))):equals(assert(serialize.record(r)))
+      local text, observations = assert(store.text(r))
+      expect(read(store.path(shipped, r.id))):equals(text)
+      expect(#r.observations):at_least(1)
+      expect(read(store.observations_path(shipped, r.id))):equals(observations)
+    end
+  end)
+
+  it("reads in a diff: no record file over 2,000 lines, every evidence entry an observation's index", function()
+    local longest = 0
+    for _, name in ipairs(lua_files(shipped)) do
+      local text = read(shipped .. "/" .. name)
+      local lines = line_count(text)
+      if lines > 2000 then fail("%s is %d lines: a record must read in a diff", name, lines) end
+      longest = math.max(longest, lines)
+      -- the file as it is, indices not yet resolved (ours: no sandbox needed)
+      local t = assert(load(text, "=" .. name, "t", {}))()
+      local function indices(list, where)
+        for i, e in ipairs(list or {}) do
+          if math.type(e) ~= "integer" then fail("%s: %s[%d] repeats an observation instead of citing it", name, where, i) end
+        end
+      end
+      indices(t.evidence, "evidence")
+      for _, field in ipairs({ "preconditions", "guards", "unexplained" }) do
+        for i, c in ipairs(t[field] or {}) do indices(c.evidence, field .. "[" .. i .. "].evidence") end
+      end
+      expect(type(t.observations.sha256)):equals("string")
+    end
+    expect(longest):at_least(50)
+  end)
+
+  it("holds the records the layout before gave: two of them, kept as they were shipped, load the same", function()
+    local old, problems = store.load(OLD_LAYOUT)
+    expect(#problems):equals(0)
+    expect(#old):equals(2)
+    local by_id = {}
+    for _, r in ipairs(assert(store.load(shipped))) do by_id[r.id] = r end
+    for _, r in ipairs(old) do
+      local text = read(OLD_LAYOUT .. "/" .. r.id .. ".lua")
+      check(text:find("\n  observations = {\n    {", 1, true), "%s is not of the old layout", r.id)
+      expect(#r.observations):at_least(2)
+      -- serialize.value tells 64 from 64.0, as the learner does
+      expect(serialize.value(r)):equals(serialize.value(by_id[r.id]))
+      -- and written again, it is the shipped files
+      local lua, observations = assert(store.text(r))
+      expect(lua):equals(read(store.path(shipped, r.id)))
+      expect(observations):equals(read(store.observations_path(shipped, r.id)))
+      check(line_count(lua) * 4 < line_count(text), "%s: %d lines, the old layout %d", r.id, line_count(lua), line_count(text))
     end
   end)
 
@@ -51,7 +107,7 @@ describe("skills/sm_90", function()
     argv[#argv + 1], argv[#argv + 2] = "--out", tmp .. "/learned"
     local out, code = klineage(table.unpack(argv))
     if code ~= 0 then fail("klineage skills learn exited %s: %s", tostring(code), out) end
-    local want, got = lua_files(shipped), lua_files(tmp .. "/learned")
+    local want, got = lua_files(shipped, true), lua_files(tmp .. "/learned", true)
     expect(got):equals(want)
     for _, name in ipairs(want) do
       local a, b = read(shipped .. "/" .. name), read(tmp .. "/learned/" .. name)
@@ -74,7 +130,8 @@ describe("skills/sm_90", function()
     local tmp = scratch_dir()
     local out, code = klineage("skills", "merge", shipped, shipped, "--out", tmp .. "/merged")
     if code ~= 0 then fail("merge exited %s: %s", tostring(code), out) end
-    for _, name in ipairs(lua_files(shipped)) do
+    expect(lua_files(tmp .. "/merged", true)):equals(lua_files(shipped, true))
+    for _, name in ipairs(lua_files(shipped, true)) do
       if read(shipped .. "/" .. name) ~= read(tmp .. "/merged/" .. name) then fail("merge changed %s", name) end
     end
     out, code = klineage("skills", "transfer", "--dir", shipped, "--to", "sm_80", "--out", tmp .. "/sm_80")

@@ -327,7 +327,9 @@ local function fake_walks(parent, order)
     lines[#lines + 1] = '{"kind":"walk_end","steps":' .. i .. ',"stopped":"budget_exhausted"}'
     write_file(dir .. "/journal.jsonl", table.concat(lines, "\n") .. "\n")
     for _, id in ipairs(WALKS[i][2]) do
-      write_file(dir .. "/skills/" .. id .. ".lua", read_file(home .. "/skills/sm_90/" .. id .. ".lua"))
+      for _, name in ipairs({ id .. ".lua", id .. ".observations.jsonl" }) do
+        write_file(dir .. "/skills/" .. name, read_file(home .. "/skills/sm_90/" .. name))
+      end
     end
     write_file(dir .. "/skills/.learned", "test\n")
   end
@@ -347,7 +349,11 @@ describe("klineage slurm merge of walks", function()
     if mc ~= 0 then fail("skills merge: %s", m) end
     local names = assert(require("kl.fs").list(a .. "/skills"))
     table.sort(names)
-    expect(names):equals({ "coalesce.lua", "grid_stride.lua", "ldg.lua", "retune.lua", "smem_padding.lua", "smem_tiling.lua" })
+    local want = {}
+    for _, id in ipairs({ "coalesce", "grid_stride", "ldg", "retune", "smem_padding", "smem_tiling" }) do
+      want[#want + 1], want[#want + 2] = id .. ".lua", id .. ".observations.jsonl" -- each record and its observations
+    end
+    expect(names):equals(want)
     for _, n in ipairs(names) do check(read_file(a .. "/skills/" .. n) == read_file(by_hand .. "/" .. n), "%s differs from skills merge's", n) end
   end)
   it("writes one line per walk, in name order, the same whatever order they finished in", function()

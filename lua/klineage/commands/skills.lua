@@ -90,7 +90,7 @@ end
 local function show(a, dir)
   if not a.positional[2] then fail("klineage skills show needs a skill ID") end
   local r = find(load_repo(dir), a.positional[2], dir)
-  io.stdout:write(require("klineage.term").text(assert(require("klineage.skills.serialize").record(r)), true))
+  io.stdout:write(require("klineage.term").text(assert(require("klineage.skills.store").text(r)), true))
   return exit_codes.of("ok")
 end
 
@@ -279,14 +279,18 @@ return {
   help = [[
 The skill repository is a folder of skill records, skills/<arch>/<id>.lua
 (default: skills/sm_90 of the klineage home), each a plain Lua table
-written by a deterministic serializer. Files are read as data: a file that
-is not a valid record makes the command fail and names it.
+written by a deterministic serializer, with the observations it was
+learned from beside it in <id>.observations.jsonl, one a line. Files are
+read as data: a file that is not a valid record makes the command fail
+and names it.
 
 verbs:
   list                  one line per skill: id, status, confidence, the
                         numbers of preconditions and guards, the median
                         speedup and the intent
-  show ID               the record as the serializer writes it
+  show ID               the record as the serializer writes its file
+                        (observations cited by index; they are in
+                        <id>.observations.jsonl beside it)
   explain ID            the record in plain English, with its evidence
   match KERNEL.cu       every skill whose pattern (a transform's apply site,
                         or a template pattern) is in the kernel: candidate,

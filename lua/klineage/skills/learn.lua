@@ -107,6 +107,7 @@
 -- smem_per_block, occupancy and spill_stores, where both are known.
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
+local cite = require "klineage.skills.refs"
 
 local M = {}
 
@@ -306,16 +307,7 @@ function M.admits(record, values)
   return true
 end
 
-local function step_of(o)
-  if o.from and o.to then return o.from .. " -> " .. o.to .. (o.size and " (at " .. o.size .. ")" or "") end
-end
-
-local function ref_of(o)
-  local e = o.evidence
-  return { run = e.run, key = e.key, candidate = e.candidate, kind = e.kind, lineage = o.lineage,
-           step = step_of(o), outcome = o.outcome, speedup = o.speedup, measured = o.measured,
-           verdict = o.verdict, size = o.size }
-end
+local step_of, ref_of = cite.step, cite.short
 
 -- ---- ordering -----------------------------------------------------------------------
 
@@ -782,12 +774,7 @@ function M.skill(id, observations, opts)
 
   local guards, unexplained = learn_guards(helped, failures, rows)
   local evidence = {}
-  for i, o in ipairs(obs) do
-    local r = ref_of(o)
-    r.site, r.backend, r.arch, r.ci, r.params = o.site, o.backend, o.arch, copy(o.ci), copy(o.params)
-    r.from, r.to = o.from, o.to
-    evidence[i] = r
-  end
+  for i, o in ipairs(obs) do evidence[i] = cite.full(o) end
   local arch = opts.arch or first_with(obs, "arch") or "sm_90"
   return {
     schema = 1,

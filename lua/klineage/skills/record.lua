@@ -1,5 +1,8 @@
 -- The skill record: one file skills/<arch>/<id>.lua, `return <table>`,
--- written by klineage.skills.serialize (ARCHITECTURE.md, "Skill record"):
+-- written by klineage.skills.serialize (ARCHITECTURE.md, "Skill record").
+-- This is the record as it is used, once loaded; in its file the
+-- observations lie beside it and evidence cites them by index
+-- (klineage.skills.layout):
 --
 --   schema = 1
 --   id = "smem_tiling"             [a-z0-9_-]+, the file name's stem

@@ -4,12 +4,15 @@
 --   serialize.record(t) -> text | nil, failure (bad_input)
 --   serialize.value(v) -> text | nil, failure: one value, no header
 --   serialize.HEADER: the comment line every record file starts with
+--   serialize.float_text(x) -> text: a finite float as written here
 --
 -- The text is HEADER, then `return { ... }`:
 --   * a table is its list part 1..n in order, then its string keys in byte
 --     order, one entry a line, indented two spaces a level; a list of
 --     scalars that fits stays on the opening line ({ "size.N", "==", 8,
---     then the string keys below it: a condition reads as one);
+--     then the string keys below it: a condition reads as one); a list of
+--     integers alone that does not fit is wrapped, as many a line as fit
+--     (a record's observation indices);
 --   * a string key that is an identifier (not a keyword) is written bare,
 --     any other in ["..."];
 --   * strings are always double-quoted with escapes: \\ \" \n \r \t, other
@@ -93,13 +96,10 @@ local function quote(s)
   return table.concat(out)
 end
 
-local function number(path, v)
-  if math.type(v) == "integer" then
-    if v == math.mininteger then return "0x8000000000000000" end
-    return string.format("%d", v)
-  end
-  if v ~= v then refuse(path, "NaN is not a value a record can hold") end
-  if v == math.huge or v == -math.huge then refuse(path, "an infinity is not a value a record can hold") end
+-- A finite float as the shortest %.Ng that reads back the same, ".0"
+-- added where it would read as an integer (the observations file writes
+-- its floats with it too: valid JSON, and 64.0 stays apart from 64).
+function M.float_text(v)
   local text
   for digits = 1, 17 do
     text = string.format("%." .. digits .. "g", v)
@@ -107,6 +107,16 @@ local function number(path, v)
   end
   if not text:find("[%.eEn]") then text = text .. ".0" end
   return text
+end
+
+local function number(path, v)
+  if math.type(v) == "integer" then
+    if v == math.mininteger then return "0x8000000000000000" end
+    return string.format("%d", v)
+  end
+  if v ~= v then refuse(path, "NaN is not a value a record can hold") end
+  if v == math.huge or v == -math.huge then refuse(path, "an infinity is not a value a record can hold") end
+  return M.float_text(v)
 end
 
 local function scalar(path, v)
@@ -152,6 +162,13 @@ local function shape(path, t)
   return n, keys
 end
 
+local function all_integers(v, n)
+  for i = 1, n do
+    if math.type(v[i]) ~= "integer" or v[i] == math.mininteger then return false end
+  end
+  return true
+end
+
 local function write(path, v, indent, out, open)
   local s = scalar(path, v)
   if s then return s end
@@ -178,6 +195,23 @@ local function write(path, v, indent, out, open)
     if #indent + #line <= INLINE_WIDTH then head = line end
   end
   local lines = {}
+  if all_scalar and not head and #keys == 0 and all_integers(v, n) then
+    -- the observation indices a record cites: wrapped, not one a line
+    lines[1] = "{"
+    local line = pad
+    for i = 1, n do
+      local item = string.format("%d", v[i]) .. ","
+      if line ~= pad and #line + 1 + #item > INLINE_WIDTH then
+        lines[#lines + 1] = line
+        line = pad
+      end
+      line = line == pad and (pad .. item) or (line .. " " .. item)
+    end
+    lines[#lines + 1] = line
+    lines[#lines + 1] = indent .. "}"
+    open[v] = nil
+    return table.concat(lines, "\n")
+  end
   if head then
     if #keys == 0 then
       open[v] = nil
