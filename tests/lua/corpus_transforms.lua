@@ -6,9 +6,10 @@
 --     __global__ nor __device__ (file-scope sites, a #define, are counted
 --     apart);
 --   - the edit succeeds, its result has the counterpart site (same key,
---     other direction), and that counterpart's edit gives the file back
---     byte for byte (no transform claims less today: the contract's key
---     says the edit can be undone, transforms/init.lua);
+--     other direction), and that counterpart's edit gives the file back as
+--     the transform claims (t.round_trip, transforms/init.lua): byte for
+--     byte by default; "tokens": the same tokens, spacing aside, less the
+--     tokens the transform says its undo keeps (t.undo_keeps);
 --   - where the unedited file compiles with NVRTC (sm_90; its own folder
 --     searched for includes), the edited and the restored texts compile too.
 -- A file NVRTC cannot compile as it is (host headers, configure-generated
@@ -21,6 +22,18 @@ local cache = require "klineage.cache"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local root = dofile(here .. "/corpus_dir.lua")
+
+-- The text's tokens without their spacing and comments, one a line, less
+-- the words in `keeps` (tokens an undo leaves behind).
+local function token_text(text, keeps)
+  local drop = {}
+  for _, k in ipairs(keeps or {}) do drop[k] = true end
+  local out = {}
+  for _, tok in ipairs(source.parse(text):tokens()) do
+    if not drop[tok.text] then out[#out + 1] = tok.text end
+  end
+  return table.concat(out, "\n")
+end
 
 local files = {}
 for line in io.lines(here .. "/../corpus/manifest.txt") do
@@ -54,7 +67,7 @@ local function scope_of(unit)
 end
 
 local summary = { files = #files, compiled = 0, not_compiled = {}, sites = {}, total = 0, applied_ok = 0,
-                  restored = 0, file_scope = 0, failures = {} }
+                  restored = 0, tokens_restored = 0, file_scope = 0, failures = {} }
 local function count_site(name)
   summary.sites[name] = (summary.sites[name] or 0) + 1
   summary.total = summary.total + 1
@@ -90,7 +103,16 @@ local function check_site(site, text, name, dir, compiled, scope, problems)
     if not ok then problems[#problems + 1] = failure("inverse_does_not_compile", where, why) return end
   end
   if back ~= text then
-    problems[#problems + 1] = failure("not_restored", where, "the counterpart's edit does not give the file back byte for byte")
+    local t = transforms.get(site.transform)
+    if t.round_trip ~= "tokens" then
+      problems[#problems + 1] = failure("not_restored", where, "the counterpart's edit does not give the file back byte for byte")
+      return
+    end
+    if token_text(back, t.undo_keeps) ~= token_text(text, t.undo_keeps) then
+      problems[#problems + 1] = failure("not_restored", where, "the counterpart's edit does not give the file's tokens back")
+      return
+    end
+    summary.tokens_restored = summary.tokens_restored + 1
     return
   end
   summary.restored = summary.restored + 1
@@ -137,8 +159,8 @@ table.sort(names)
 local parts = {}
 for _, n in ipairs(names) do parts[#parts + 1] = n .. "=" .. summary.sites[n] end
 out:write(string.format("# sites: %d (%s)\n", summary.total, table.concat(parts, " ")))
-out:write(string.format("# edited (and compiled where the file does): %d; restored byte for byte: %d; at file scope: %d\n",
-  summary.applied_ok, summary.restored, summary.file_scope))
+out:write(string.format("# edited (and compiled where the file does): %d; restored byte for byte: %d; token for token (as claimed): %d; at file scope: %d\n",
+  summary.applied_ok, summary.restored, summary.tokens_restored, summary.file_scope))
 local kinds = {}
 for k, n in pairs(summary.failures) do kinds[#kinds + 1] = k .. "=" .. n end
 table.sort(kinds)

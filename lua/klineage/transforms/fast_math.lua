@@ -32,6 +32,12 @@ local T = {
   -- results move within the intrinsics' error: whether a workload's
   -- tolerance holds is the gate's judgement, on emu too (gpu/emu/prelude.h)
   changes_results = true,
+  -- an operator the edit writes gets the emitter's spacing, not the
+  -- original's, and a division undo wrote keeps its parentheses once it is
+  -- a call again: the same tokens less parentheses (that precedence holds
+  -- is tests/lua/fast_math_property_spec.lua's check, on parsed trees)
+  round_trip = "tokens",
+  undo_keeps = { "(", ")" },
 }
 
 -- libm name -> intrinsic, arity, error bound (CUDA Programming Guide, intrinsic functions).

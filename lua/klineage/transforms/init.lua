@@ -14,6 +14,11 @@
 --             declaration (transforms/lib/aliasing.lua; absent: unknown)
 --   apply(site [, params]) -> text | nil, failure   (direction "apply")
 --   undo(site) -> text | nil, failure              (direction "undo")
+--   round_trip = nil (the counterpart's edit gives the text back byte
+--             for byte) or "tokens" (the same tokens, spacing aside);
+--             undo_keeps = { token... } a "tokens" transform's undo leaves
+--             in place (restrict keeps the const its apply added),
+--             left out of the comparison
 --
 -- A site is where the transform can act on the unit it was found in:
 --   transform  the transform's name

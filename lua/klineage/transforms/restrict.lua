@@ -25,6 +25,10 @@ local support = require "klineage.transforms.support"
 local T = {
   name = "restrict",
   intent = "mark a read-only pointer parameter const __restrict__ so its loads can be cached and reordered past stores",
+  -- undo removes __restrict__ alone: a const apply added stays, true of a
+  -- pointer only read, and undo cannot tell it from the author's
+  round_trip = "tokens",
+  undo_keeps = { "const" },
 }
 
 -- Where the unit takes fn's address (anything but its declarations, a
@@ -67,7 +71,8 @@ function T.find(unit, facts)
           local apart = (facts and facts.alias) and "the workload's alias declaration keeps it apart from every written pointer"
             or "no pointer of its element type is written"
           if p.restrict then
-            sites[#sites + 1] = support.site(T, unit, fn, { direction = "undo", key = key, param = p, line = p.node.line,
+            sites[#sites + 1] = support.site(T, unit, fn, { direction = "undo", key = key, param = p, index = index,
+              prototypes = protos, line = p.node.line,
               check = "parameter " .. p.name .. " is __restrict__ and only read through subscripts; " .. apart })
           else
             sites[#sites + 1] = support.site(T, unit, fn, { direction = "apply", key = key, param = p, index = index,
@@ -107,8 +112,16 @@ end
 function T.undo(site)
   local ok, f = support.same_unit(site, T, "undo")
   if not ok then return nil, f end
-  local r = site.param.restrict_span.remove
-  return support.edit(site, { { begin = r.begin, ["end"] = r["end"], text = "" } })
+  -- from the prototypes too, as apply put it there
+  local edits = {}
+  edits[1] = site.param.restrict_span.remove
+  for _, g in ipairs(site.prototypes or {}) do
+    local q = g:params()[site.index]
+    if q.restrict_span then edits[#edits + 1] = q.restrict_span.remove end
+  end
+  for i, r in ipairs(edits) do edits[i] = { begin = r.begin, ["end"] = r["end"], text = "" } end
+  table.sort(edits, function(a, b) return a.begin < b.begin end)
+  return support.edit(site, edits)
 end
 
 return T
