@@ -14,6 +14,8 @@
 --       user:password@, key/token query parameters). With lines, the
 --       newlines stay, for a block of several lines (a record shown
 --       whole); the rest is escaped alike. Not a string: tostring first.
+--   term.invalid_bytes(s, replace) -> s with each byte that is not UTF-8
+--       as replace(byte) gives it
 local redact = require "klineage.llm.redact"
 
 local M = {}
@@ -25,8 +27,9 @@ local function hex(c) return string.format("\\x%02x", c:byte()) end
 
 local function control(c) return NAMED[c] or hex(c) end
 
--- Bytes that are not UTF-8, each as \xHH; the valid runs unchanged.
-local function invalid_bytes(s)
+-- Each byte of s that is not UTF-8 as replace(byte) gives it; the valid
+-- runs unchanged (report/escape.lua uses it with U+FFFD).
+function M.invalid_bytes(s, replace)
   if utf8.len(s) then return s end
   local out, i = {}, 1
   while i <= #s do
@@ -36,7 +39,7 @@ local function invalid_bytes(s)
       break
     end
     out[#out + 1] = s:sub(i, bad - 1)
-    out[#out + 1] = hex(s:sub(bad, bad))
+    out[#out + 1] = replace(s:sub(bad, bad))
     i = bad + 1
   end
   return table.concat(out)
@@ -44,7 +47,7 @@ end
 
 function M.text(s, lines)
   s = redact.text(tostring(s))
-  s = invalid_bytes(s)
+  s = M.invalid_bytes(s, hex)
   s = s:gsub("\194([\128-\159])", function(c) return "\\xc2" .. hex(c) end)
   if lines then
     s = s:gsub("[^%C\n]", control)

@@ -20,20 +20,7 @@ local M = {}
 local REPLACEMENT = "\u{FFFD}"
 
 function M.utf8(s)
-  s = tostring(s)
-  if utf8.len(s) then return s end
-  local out, i = {}, 1
-  while i <= #s do
-    local n, bad = utf8.len(s, i)
-    if n then
-      out[#out + 1] = s:sub(i)
-      break
-    end
-    out[#out + 1] = s:sub(i, bad - 1)
-    out[#out + 1] = REPLACEMENT
-    i = bad + 1
-  end
-  return table.concat(out)
+  return require("klineage.term").invalid_bytes(tostring(s), function() return REPLACEMENT end)
 end
 
 local HTML = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }

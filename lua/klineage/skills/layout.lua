@@ -38,12 +38,7 @@ local M = {}
 
 function M.observations_file(id) return id .. ".observations.jsonl" end
 
-local function copy(v)
-  if type(v) ~= "table" then return v end
-  local t = {}
-  for k, x in pairs(v) do t[k] = copy(x) end
-  return t
-end
+local copy = refs.copy
 
 -- Each evidence list of a record with the form of ref it holds.
 local function each_list(r, fn)

@@ -159,12 +159,7 @@ function M.canonical(v)
   return table.concat(out)
 end
 
-local function copy(v)
-  if type(v) ~= "table" then return v end
-  local t = {}
-  for k, x in pairs(v) do t[k] = copy(x) end
-  return t
-end
+local copy = cite.copy
 M.copy = copy -- transfer copies observations with it
 
 -- ---- which facts are learnable --------------------------------------------------

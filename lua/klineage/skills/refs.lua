@@ -22,12 +22,13 @@ function M.short(o)
            verdict = o.verdict, size = o.size }
 end
 
-local function copy(v)
+local function copy(v) -- a deep copy of plain data (learn and layout use it)
   if type(v) ~= "table" then return v end
   local t = {}
   for k, x in pairs(v) do t[k] = copy(x) end
   return t
 end
+M.copy = copy
 
 function M.full(o)
   local r = M.short(o)
