@@ -120,6 +120,30 @@ end
 
 local function refuse(id, fmt, ...) return nil, verdicts.failure(id, string.format(fmt, ...)) end
 
+-- Data into the open temporary h (at tmp, in target's folder dir), flushed
+-- to disk, renamed over target, then the folder flushed: a crash leaves
+-- the old file or the new one, never a torn one. The temporary is removed
+-- on any failure. shown names the file in messages; verb says what a
+-- failed rename did not do ("write" a new file, "replace" an old one).
+local function commit_temp(h, tmp, data, target, dir, shown, verb)
+  local proc = require "kl.proc"
+  local ok, werr = h:write(data)
+  local synced, yerr = true, nil
+  if ok then synced, yerr = proc.fsync(h) end
+  local cok, cerr = h:close()
+  if not ok or not synced or not cok then
+    os.remove(tmp)
+    return refuse("io_error", "cannot write '%s': %s", shown, tostring(werr or yerr or cerr))
+  end
+  local rok, rerr = os.rename(tmp, target)
+  if not rok then
+    os.remove(tmp)
+    return refuse("io_error", "cannot %s '%s': %s", verb, shown, tostring(rerr))
+  end
+  proc.fsync(dir) -- the rename itself; the new text is on disk already
+  return true
+end
+
 -- The path write_out's rename lands on, and the file there now (nil when
 -- none): the file a link leads to, else the name in its folder's real path
 -- (a rename never crosses file systems).
@@ -161,21 +185,7 @@ function M.write_out(path, data, inputs)
   local tdir = split(target)
   local h, tmp = fs.open_temp((tdir == "/" and "" or tdir) .. "/." .. base:sub(1, 64) .. ".tmp-", st and st.mode or 420) -- 0644
   if not h then return refuse("io_error", "cannot write next to '%s': %s", shown, tmp) end
-  local ok, werr = h:write(data)
-  local synced, yerr = true, nil
-  if ok then synced, yerr = proc.fsync(h) end
-  local cok, cerr = h:close()
-  if not ok or not synced or not cok then
-    os.remove(tmp)
-    return refuse("io_error", "cannot write '%s': %s", shown, tostring(werr or yerr or cerr))
-  end
-  local rok, rerr = os.rename(tmp, target)
-  if not rok then
-    os.remove(tmp)
-    return refuse("io_error", "cannot write '%s': %s", shown, tostring(rerr))
-  end
-  proc.fsync(tdir)
-  return true
+  return commit_temp(h, tmp, data, target, tdir, shown, "write")
 end
 
 -- Writes through a temporary file and a rename, so a crash never leaves a
@@ -221,20 +231,8 @@ function M.replace(path, data)
   if dir == "" then dir = "/" end
   local h, tmp = fs.open_temp((dir == "/" and "" or dir) .. "/.klineage-", st.mode, st.uid, st.gid)
   if not h then return io_error("cannot write next to '%s': %s", M.display(path), tmp) end
-  local ok, werr = h:write(data)
-  local synced, yerr = true, nil
-  if ok then synced, yerr = proc.fsync(h) end
-  local cok, cerr = h:close()
-  if not ok or not synced or not cok then
-    os.remove(tmp)
-    return io_error("cannot write '%s': %s", M.display(path), tostring(werr or yerr or cerr))
-  end
-  local rok, merr = os.rename(tmp, real)
-  if not rok then
-    os.remove(tmp)
-    return io_error("cannot replace '%s': %s", M.display(path), tostring(merr))
-  end
-  proc.fsync(dir) -- the rename itself; the new text is on disk already
+  local ok, f = commit_temp(h, tmp, data, real, dir, M.display(path), "replace")
+  if not ok then return nil, f end
   if st.nlink > 1 then
     return true, string.format("'%s' had %d hard links: the other names keep the old text", M.display(path), st.nlink)
   end
