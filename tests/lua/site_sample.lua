@@ -1,24 +1,31 @@
--- Which of a transform's lineage sites `make test` checks, and which it
--- leaves to `make test-long` (ctest label long). The rule is stable: it
--- depends only on the lineage texts, never on timing or chance.
+-- Which of a transform's lineage sites, and which lineage versions, `make
+-- test` checks on emu, and which it leaves to `make test-long` (ctest label
+-- long). The rule is stable: it depends only on the lineage texts, never
+-- on timing or chance. Together the two runs check every site and every
+-- version, each once.
 --
 -- A transform's sites over every lineage and in one direction, in order
 -- (workload name, lineage, source), form a list; the sample takes at most
--- PER of them, evenly spread with the first and the last always in: for a
--- transform found in several workloads, the first and the last of them.
--- Adjacent versions and workloads share most of their idioms, so the
--- skipped sites are mostly the same loop or pointer again in a
--- neighbouring version: the long run checks them all the same. Per
+-- PER of them, evenly spread with the first always in (and the last, when
+-- PER is 2 or more). Adjacent versions and workloads share most of their
+-- idioms, so the skipped sites are mostly the same loop or pointer again
+-- in a neighbouring version: the long run checks them all the same. Per
 -- lineage instead of per transform the sample was 169 sites and some ten
--- minutes of CPU, more than `make test`'s six minutes on two cores.
+-- minutes of CPU; at PER = 2 the transforms alone took 290 CPU-s of
+-- `make test`'s six minutes on two cores, at PER = 1 about half.
+-- A lineage's versions are sampled the same way, VERSIONS of them: its v0
+-- (the baseline every other version is judged against) and its last (the
+-- expert kernel).
 --
---   sample.PER
+--   sample.PER, sample.VERSIONS
 --   sample.pick(n [, per]) -> { [i] = true } the indices of 1..n sampled
---   sample.mode() -> "sample" | "rest" | "all"   from KL_SITES (default all)
+--   sample.mode([var]) -> "sample" | "rest" | "all"   from the environment
+--       variable var (default KL_SITES; unset: all)
 --   sample.keep(mode, picked) -> whether a site in or out of the sample runs
 local M = {}
 
-M.PER = 2
+M.PER = 1
+M.VERSIONS = 2
 
 function M.pick(n, per)
   per = per or M.PER
@@ -35,9 +42,10 @@ end
 
 local MODES = { sample = true, rest = true, all = true }
 
-function M.mode()
-  local m = os.getenv("KL_SITES") or "all"
-  if not MODES[m] then error("KL_SITES must be sample, rest or all, not '" .. m .. "'", 0) end
+function M.mode(var)
+  var = var or "KL_SITES"
+  local m = os.getenv(var) or "all"
+  if not MODES[m] then error(var .. " must be sample, rest or all, not '" .. m .. "'", 0) end
   return m
 end
 
