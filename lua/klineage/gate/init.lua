@@ -61,7 +61,7 @@ M.ROOFLINE_MARGIN = profile.ROOFLINE_MARGIN
 M.signature = kernel.signature
 
 function M.check_context(ctx, who)
-  if type(ctx) ~= "table" or not ctx.pool or not ctx.budget then
+  if type(ctx) ~= "table" or not ctx.pool or type(ctx.charge) ~= "function" then
     error(who .. ": the first argument must be a run context (klineage.context.new)", 3)
   end
 end
@@ -195,8 +195,8 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
   record.stages.correct = cstage2
   if cstage2.verdict ~= "ok" then return cstage2.verdict end
   if not options.profile then return "ok" end
-  if ctx.backend == "emu" then
-    record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
+  if not ctx.profiles then
+    record.stages.profile = { verdict = "skipped", message = "no timing on " .. ctx.backend }
     return "ok"
   end
   if options.sizes == "test" then

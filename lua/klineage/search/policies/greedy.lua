@@ -12,26 +12,29 @@ local COMPARED = 3 -- compares per step at most
 return {
   name = "greedy",
   about = "follow the accepted simplification with the largest measured slowdown",
-  step = function(walk)
-    local candidates = walk:propose({ "undo", "hunks", "llm" })
+  direction = "backward",
+  propose = function(state)
+    local candidates = state:propose({ "undo", "hunks", "llm" })
     if #candidates == 0 then return nil, "no transform has an undo site left" end
-    local judged, accepted = walk:judge(candidates), {}
-    for i, r in ipairs(judged) do
-      r.order = i
+    return candidates
+  end,
+  choose = function(state, judged)
+    local all, accepted, order = judged:all(), {}, {}
+    for i, r in ipairs(all) do
+      order[r] = i
       if r.accepted then accepted[#accepted + 1] = r end
     end
     table.sort(accepted, function(a, b)
       if (a.median_ms or 0) ~= (b.median_ms or 0) then return (a.median_ms or 0) > (b.median_ms or 0) end
-      return a.order < b.order
+      return order[a] < order[b]
     end)
     local best = accepted[1]
     for i = 1, math.min(COMPARED, #accepted) do
-      local e = walk:measure(accepted[i])
+      local e = state:measure(accepted[i])
       if not e.measured or e.outcome == "faster" then best = accepted[i] break end
     end
-    if walk.exhausted then return nil, "budget_exhausted" end -- the resumed walk measures the rest
-    for _, r in ipairs(judged) do
-      if r ~= best then walk:evidence(r) end
+    for _, r in ipairs(all) do
+      if r ~= best then state:evidence(r) end
     end
     if not best then return nil, "the gate refused every candidate" end
     return best
