@@ -202,6 +202,27 @@ describe("the budget", function()
   end)
 end)
 
+describe("gate.judge", function()
+  it("always returns an effect: not measured where nothing is timed, and why, a refused kernel's too", function()
+    local gate = require "klineage.gate"
+    local ctx = assert(context.new { backend = "emu", journal = false, workloads = { w } })
+    local base = { source = input.source, label = "matmul.cu", kernel = w.kernel, file = w.dir .. "/matmul.cu" }
+    local function judge(text)
+      return gate.judge(ctx, { source = text, label = "c", kernel = w.kernel, file = w.dir .. "/c" }, w,
+        { baseline = base, against = base })
+    end
+    local ok = judge((input.source:gsub("threadIdx%.x", "threadIdx.x + 0")))
+    local wrong = judge((input.source:gsub("sum %+= ", "sum -= ")))
+    ctx:close()
+    expect(ok.verdict):equals("ok")
+    expect(ok.effect.measured):equals(false)
+    expect(ok.effect.why):contains("the emu backend times nothing")
+    expect(wrong.verdict):equals("wrong")
+    expect(wrong.effect.why):equals("not measured: the gate said wrong")
+    expect((ctx:spent())):equals(2) -- two evaluations, no compare
+  end)
+end)
+
 describe("the engine asks the run context", function()
   -- The lines that decide by a backend's name or read the budget's fields,
   -- outside the code that owns them (the backends, the context, emu and

@@ -35,6 +35,14 @@
 --     record.blame says whom it is about (verdicts.get(id).blame).
 --   gate.evaluate_all(ctx, candidates, w [, opts]) -> records   (gate/schedule.lua)
 --   gate.compare(ctx, a, b, w [, opts]) -> result | nil, failure (gate/compare.lua)
+--   gate.judge(ctx, candidate, w, { baseline, against [, provenance] }) ->
+--     { record, verdict, effect }: the evaluation (profiled where the
+--     backend times kernels), then there the compare of the candidate
+--     against `against` (the kernel it changes). effect is always there:
+--     { measured = true, speedup (candidate over against), ci, outcome },
+--     or { measured = false, why }: the gate refused it, the backend times
+--     nothing (ctx.timed), the compare failed. A compare the budget could
+--     not pay makes the verdict budget_exhausted.
 --   gate.vendor(ctx, w [, opts]) -> rows | nil, failure           (gate/vendor.lua)
 --   gate.signature(source, entry) -> kinds | nil, failure         (gate/kernel.lua)
 local annotations = require "klineage.annotations"
@@ -253,6 +261,25 @@ function M.evaluate(ctx, candidate, w, opts)
   record.verdict = verdict
   record.blame = (verdicts.get(verdict) or {}).blame
   return ctx:record(record)
+end
+
+function M.judge(ctx, candidate, w, opts)
+  local record = M.evaluate(ctx, candidate, w, { baseline = opts.baseline, profile = ctx.timed })
+  local out = { record = record, verdict = record.verdict }
+  if record.verdict ~= "ok" then
+    out.effect = { measured = false, why = "not measured: the gate said " .. tostring(record.verdict) }
+  elseif not ctx.timed then
+    out.effect = { measured = false, why = "not measured: the " .. ctx.backend .. " backend times nothing" }
+  else
+    local c, f = M.compare(ctx, opts.against, candidate, w, { provenance = opts.provenance })
+    if not c then
+      out.effect = { measured = false, why = "the compare failed: " .. tostring(f) }
+      if f.verdict == "budget_exhausted" then out.verdict = "budget_exhausted" end
+    else
+      out.effect = { measured = true, speedup = c.speedup, ci = c.ci, outcome = c.outcome }
+    end
+  end
+  return out
 end
 
 M.evaluate_all = function(...) return require("klineage.gate.schedule").evaluate_all(M.evaluate, ...) end

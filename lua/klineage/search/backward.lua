@@ -11,9 +11,11 @@
 --   state:propose([names [, node]]) -> candidates of the node (default
 --       state.current) from search/proposers.lua ("undo", "recorded",
 --       "hunks", "llm"); kernels the walk has been at are left out
---   state:measure(result) -> effect: by the interleaved compare
+--   state:measure(result) -> effect, always: by the interleaved compare
 --       (gate/compare.lua) with its interval where the backend times
---       kernels; else { measured = false, why }
+--       kernels and the gate accepted it; else { measured = false, why }.
+--       A result's effect is there once measured: a walk times only what
+--       its policy asks for (and the step it follows)
 --   state:explain(result) -> the transforms whose undo reproduces the
 --       candidate from the kernel it came from (search/explain.lua)
 --   state:evidence(result): journals a judged candidate that is not
@@ -91,6 +93,10 @@ end
 
 function State:measure(result)
   if result.effect then return result.effect end
+  if not result.accepted then
+    result.effect = { measured = false, why = "not measured: the gate said " .. tostring(result.verdict) }
+    return result.effect
+  end
   if not self.timed then
     result.effect = { measured = false, why = "not measured: the " .. self.ctx.backend .. " backend times nothing" }
     return result.effect

@@ -3,8 +3,9 @@
 -- and klineage eval call it). The input kernel is the correctness
 -- reference of every candidate (never a candidate itself), gated first
 -- against itself: an input that fails is baseline_broken. A candidate is
--- judged by the gate and, where the backend times kernels (ctx.timed), by
--- the interleaved compare against the frontier kernel it came from.
+-- judged by gate.judge: the gate and, where the backend times kernels
+-- (ctx.timed), the interleaved compare against the frontier kernel it came
+-- from; every result has an effect, "not measured" and why included.
 --
 -- A result is accepted when it is correct and, timed, faster beyond noise.
 -- Untimed (emu), a correct candidate of a skill is accepted on the skill's
@@ -161,29 +162,6 @@ local function materialize(state, row, node)
   error("a forward candidate needs record, applies, ask or source (search/forward.lua)", 0)
 end
 
--- The gate (correctness against the input, the profile where timed), then,
--- timed, the compare against the node it came from.
-local function gate_and_compare(state, node, source, provenance, label)
-  local w = state.workload
-  local cand = { source = source, label = label, kernel = w.kernel, file = w.dir .. "/" .. label, provenance = provenance }
-  local record = gate.evaluate(state.ctx, cand, w, { baseline = state.reference, profile = state.timed })
-  local result = { record = record, verdict = record.verdict }
-  if record.verdict ~= "ok" then return result end
-  if not state.timed then
-    result.effect = { measured = false, why = "not measured: the " .. state.ctx.backend .. " backend times nothing" }
-    return result
-  end
-  local cur = { source = node.source, label = node.label, kernel = w.kernel, file = w.dir .. "/" .. node.label }
-  local c, f = gate.compare(state.ctx, cur, cand, w, { provenance = provenance })
-  if not c then
-    result.effect = { measured = false, why = "the compare failed: " .. tostring(f) }
-    if f.verdict == "budget_exhausted" then result.verdict = "budget_exhausted" end
-  else
-    result.effect = { measured = true, speedup = c.speedup, ci = c.ci, outcome = c.outcome }
-  end
-  return result
-end
-
 -- state needs timed and ctx.backend; row its record, when it is a skill's.
 function M.accept(state, row, result)
   local backend = state.ctx.backend
@@ -228,25 +206,31 @@ local function judge_row(state, row)
   if state.exhausted then return nil end
   if not made then
     state:decide(row, node, { status = "not_materialized", why = why, llm = asked and asked.llm, verdict = asked and asked.verdict })
-    return { candidate = row, node = node, accepted = false, verdict = asked and asked.verdict or "not_materialized", why = why }
+    return { candidate = row, node = node, accepted = false, verdict = asked and asked.verdict or "not_materialized", why = why,
+             effect = { measured = false, why = "not measured: " .. tostring(why) } }
   end
   local provenance = { parent = node.sha256,
                        producer = { kind = "skill", name = row.skill, edit = row.site, params = made.params, by = made.by } }
   state:emit({ kind = "judging", skill = row.skill, by = made.by })
-  local result = gate_and_compare(state, node, made.source, provenance, string.format("%s at %s", row.skill, tostring(row.site)))
+  local w, label = state.workload, string.format("%s at %s", row.skill, tostring(row.site))
+  local result = gate.judge(state.ctx, { source = made.source, label = label, kernel = w.kernel, file = w.dir .. "/" .. label,
+                                         provenance = provenance }, w,
+    { baseline = state.reference, provenance = provenance,
+      against = { source = node.source, label = node.label, kernel = w.kernel, file = w.dir .. "/" .. node.label } })
   if result.verdict == "budget_exhausted" then
     state.exhausted = true
     return nil
   end
   local ok, reason = M.accept(state, row, result)
   local sha = hash.sha256(made.source)
+  -- (a refused candidate's decision has had no effect field: the journal's readers know it so)
   result.fields = { status = ok and "applied" or "rejected", why = reason, because = row.because, verdict = result.verdict,
-                    effect = result.effect, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
+                    effect = result.verdict == "ok" and result.effect or nil, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
                     llm = made.llm }
   state.tried[node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
   result.candidate, result.node, result.made, result.sha256 = row, node, made, sha
   result.accepted, result.why = ok, reason
-  if result.effect and result.effect.measured then result.speedup = (node.speedup or 1) * result.effect.speedup end
+  if result.effect.measured then result.speedup = (node.speedup or 1) * result.effect.speedup end
   if not ok then state:decide(row, node, result.fields) end
   return result
 end

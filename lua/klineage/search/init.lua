@@ -39,7 +39,8 @@
 --                     measured speedup (the first accepted when nothing is
 --                     timed) | nil
 --   result = { candidate, accepted = boolean, verdict, record (the gate's),
---              effect = { measured, speedup, ci, outcome | why }, why (the
+--              effect = { measured, speedup, ci, outcome | why } (forward:
+--              always, gate.judge's; backward: once state:measure), why (the
 --              engine's words for it), speedup (forward, measured: the
 --              kernel's over the input) }
 --

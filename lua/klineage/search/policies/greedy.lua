@@ -1,14 +1,11 @@
--- greedy: judge every single undo (and hunk revert) of the current kernel,
--- and follow the accepted one that slows it most, so the most valuable
--- optimization comes off first. The ranking is by the gate's bench-size
--- median, which is not interleaved: candidates within its noise may cost
--- nothing. So the slowest few are timed against the current kernel by the
--- interleaved compare, slowest first, and the first whose optimization
--- measurably paid is followed (the first of them when none did). Every
--- judged candidate not followed is journaled as evidence. Without timings
--- (emu) it follows the first accepted candidate, "not measured".
+-- greedy: judge every undo (and hunk revert) of the current kernel and
+-- follow the accepted one that slows it most, so the most valuable
+-- optimization comes off first. The gate's bench-size median is not
+-- interleaved, so the slowest few are timed against the current kernel by
+-- the compare, slowest first, and the first that measurably paid is
+-- followed (the slowest when none did; the first where nothing is timed).
+-- Every judged candidate not followed is journaled as evidence.
 local COMPARED = 3 -- compares per step at most
-
 return {
   name = "greedy",
   about = "follow the accepted simplification with the largest measured slowdown",
