@@ -1,5 +1,5 @@
 -- The orchestrator, leave one lineage out: each lineage's v0 optimized
--- (klineage.agent, budget 30) with the skills learned from the other six
+-- (klineage.search, policy klineage, budget 30) with the skills learned from the other six
 -- lineages' walk and probe journals, then measured against v0 and against
 -- the lineage's expert (the last version), each by the interleaved compare
 -- in the same run, and the kept kernel checked again with fresh seeds.
@@ -19,7 +19,6 @@
 -- timed: the speedups are "-" and only correctness is measured.
 -- Headline figures: optimize-loo-share-geomean (%), optimize-loo-cycles-to-90
 -- (mean), optimize-loo-wrong-accepted.
-local agent = require "klineage.agent"
 local context = require "klineage.context"
 local evaluation = require "klineage.eval"
 local extract = require "klineage.skills.extract"
@@ -27,6 +26,7 @@ local files = require "klineage.files"
 local gate = require "klineage.gate"
 local learn = require "klineage.skills.learn"
 local runs = require "klineage.runs"
+local search = require "klineage.search"
 local workload = require "klineage.workload"
 local host = require "kl.host"
 
@@ -67,7 +67,7 @@ for name in opts.workloads:gmatch("[^,]+") do
   local skills = learn.repository(train)
   local v0 = { source = assert(files.read_text(w.dir .. "/" .. w.lineage[1])), label = w.lineage[1], file = w.dir .. "/" .. w.lineage[1] }
   local ctx = ctx_for("optimize-loo-" .. name .. "-" .. (opts.backend or "default"), tonumber(opts.budget), w)
-  local s = assert(agent.optimize(ctx, w, v0, { skills = skills }))
+  local s = assert(search.run(ctx, w, { input = v0, skills = skills, policy = "klineage", direction = "forward" }))
   local dir = ctx.run.dir
   ctx:close()
   -- The measurement, in a run of its own: the budget above is the loop's alone.

@@ -9,7 +9,7 @@
 --       [--policies recorded,greedy] [--workloads a,b] [--seconds S] [--max_steps N] [--report]
 --
 -- --seconds: no walk step starts after S seconds (default: no limit).
--- --max_steps: steps per walk at most (default walk.MAX_STEPS).
+-- --max_steps: steps per walk at most (default 40, the backward search's).
 -- --report: walk nothing; the tables of the walks the run folders hold.
 -- Headline figures: explained-share (recorded steps reproduced by one or
 -- more undos), greedy-first-agreement (lineages where greedy's first step
@@ -17,7 +17,7 @@
 -- walk-seconds (all walks, all sessions).
 local journal = require "klineage.journal"
 local runs = require "klineage.runs"
-local walk = require "klineage.walk"
+local search = require "klineage.search"
 local workload = require "klineage.workload"
 local host = require "kl.host"
 
@@ -73,7 +73,8 @@ for _, name in ipairs(split(opts.workloads)) do
       local ctx = assert(require("klineage.context").new { backend = opts.backend, journal = opts.runs,
         resume = exists and id or nil, run_id = not exists and id or nil, workloads = { w },
         command = { "klineage", "run", "bench/walk.lua" } })
-      local s = assert(walk.run(ctx, w, { policy = policy, deadline = deadline, max_steps = tonumber(opts.max_steps) }))
+      local s = assert(search.run(ctx, w, { policy = policy, direction = "backward", deadline = deadline,
+                                            max_steps = tonumber(opts.max_steps) }))
       ctx:close()
       io.stderr:write(string.format("walked %s with %s: %d steps, stopped: %s\n", name, policy, #s.steps, s.stopped))
       exists = true

@@ -7,11 +7,33 @@
 --       for a command that names folders after the backend: checked before
 --       any folder is made
 --   backends.pool([name [, { timeout, start_timeout }]]) -> pool, name, why | nil, failure
+--   backends.traits(name) -> what the backend's numbers are worth, or nil
+--       for a name that is none (an old journal's, a typo):
+--     timed     its times are a kernel's on the device: a compare can keep
+--               a change, and an effect is measured (cuda)
+--     profiles  the gate's profile stage runs (cuda; fake too, which times
+--               its Lua kernels on the host for the gate's own tests)
+--     sizes     the sizes the gate checks by default: "all", or "test"
+--               where a bench size takes hours on the CPU (emu)
+--     host_code the kernel runs as host code the engine builds (emu)
+--     gpus      the GPUs a cluster task of it asks for
+--   Nothing outside the device and backend code compares backend names:
+--   it asks these, or the run context (ctx.timed, ctx.profiles).
 local verdicts = require "klineage.verdicts"
 
 local M = {}
 
 M.NAMES = { "cuda", "emu", "fake" }
+
+local TRAITS = {
+  cuda = { timed = true, profiles = true, sizes = "all", host_code = false, gpus = 1 },
+  emu = { timed = false, profiles = false, sizes = "test", host_code = true, gpus = 0 },
+  fake = { timed = false, profiles = true, sizes = "all", host_code = false, gpus = 1 },
+}
+
+function M.traits(name)
+  return TRAITS[name]
+end
 
 function M.default()
   local cuda = require "kl.cuda"

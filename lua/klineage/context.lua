@@ -22,12 +22,25 @@
 --       compile_limit = seconds each compile may take, NVRTC and emu's host
 --                  compiler alike (default: cache.TIME_LIMIT, 120); past
 --                  it the compile is stopped: verdict compile_timeout
+--       skills   = the skill repository's folder (--skills; default
+--                  skills/<arch> of the home, so the arch chooses it)
 --     }
 --   ctx.backend, ctx.why (why that backend), ctx.pool, ctx.arch, ctx.sizes,
---   ctx.run (a runs.Run, or nil), ctx.budget = { limit = n | nil, used = n },
---   ctx.compile_limit
+--   ctx.run (a runs.Run, or nil), ctx.compile_limit
+--   ctx.timed: the backend's times are a kernel's (a compare can keep a
+--       change; an effect is measured); ctx.profiles: the gate's profile
+--       stage runs (klineage.backends.traits: nobody compares names)
 --   ctx:ceilings() -> c | nil [, failure]   (measured once, on cuda only)
---   ctx:charge() -> true | nil, failure (budget_exhausted): one gate cycle
+--   The budget, counted here and nowhere else: every gate cycle (gate/,
+--   the compare) and every LLM call the search makes is one cycle.
+--   ctx:charge() -> true | nil, failure (budget_exhausted): one cycle
+--   ctx:exhausted() -> true when no cycle is left
+--   ctx:spent() -> cycles charged (a resumed run's journal included), limit | nil
+--   context.check_budget(n [, min]) -> true | nil, failure (bad_input): a
+--       budget a command may pass (a whole number >= min, default 0)
+--   ctx:skills() -> records, dir | nil, failure: the skill repository
+--       (klineage.skills.store), loaded once; a file that is not a skill
+--       is bad input, never silently left out
 --   ctx:judged(key) -> the record of an earlier judgement with this key | nil
 --   ctx:record(record) -> record: appended to the journal (raises an
 --       io_error failure when the journal cannot take it; the failure's
@@ -55,12 +68,23 @@ local function versions()
   return { klineage = host.version, nvrtc = table.concat({ nvrtc.version() }, "."), cupti = require("kl.cupti").version() }
 end
 
+function M.check_budget(n, min)
+  min = min or 0
+  if math.type(n) ~= "integer" or n < min then
+    return nil, verdicts.failure("bad_input", string.format("the budget must be a whole number of gate cycles >= %d, got %s", min,
+      tostring(n)))
+  end
+  return true
+end
+
 function M.new(opts)
   opts = opts or {}
-  local self = setmetatable({ budget = { limit = opts.budget, used = 0 }, own_pool = false,
+  -- The budget's two numbers are this object's own: read through spent().
+  local self = setmetatable({ cycle_limit = opts.budget, cycles_used = 0, own_pool = false, skills_dir = opts.skills,
                               reference_checks = {} }, Context)
-  if opts.budget ~= nil and (math.type(opts.budget) ~= "integer" or opts.budget < 0) then
-    return nil, verdicts.failure("bad_input", "the budget must be a whole number of gate cycles >= 0, got " .. tostring(opts.budget))
+  if opts.budget ~= nil then
+    local ok, bf = M.check_budget(opts.budget)
+    if not ok then return nil, bf end
   end
   if opts.pool then
     self.pool, self.backend = opts.pool, opts.pool.backend
@@ -75,10 +99,12 @@ function M.new(opts)
     return nil, verdicts.failure("bad_input", "the compile limit must be a number of seconds > 0, got " .. tostring(opts.compile_limit))
   end
   self.compile_limit = opts.compile_limit or require("klineage.cache").TIME_LIMIT
-  self.sizes = opts.sizes or (self.backend == "emu" and "test" or "all")
+  local traits = backends.traits(self.backend) or {}
+  self.timed, self.profiles = traits.timed or false, traits.profiles or false
+  self.sizes = opts.sizes or traits.sizes or "all"
   if opts.arch then
     self.arch = opts.arch
-  elseif self.backend == "cuda" then
+  elseif self.timed then
     local dev = self.pool:device(1)
     self.arch = dev and type(dev.arch) == "string" and dev.arch:match("^sm_%d+$") or "sm_90"
   else
@@ -94,7 +120,7 @@ function M.new(opts)
     end
     self.run = run
     for _, r in ipairs(run.previous) do
-      if r.charged then self.budget.used = self.budget.used + 1 end
+      if r.charged then self.cycles_used = self.cycles_used + 1 end
     end
     local specs = {}
     for _, w in ipairs(opts.workloads or {}) do specs[#specs + 1] = { name = w.name, path = w.path, sha256 = w.sha256 } end
@@ -115,7 +141,7 @@ end
 function Context:ceilings()
   if not self.ceilings_known then
     self.ceilings_known = true
-    if self.backend == "cuda" then
+    if self.timed then
       self.ceilings_value, self.ceilings_failure = require("klineage.ceilings").get(self.pool)
     end
   end
@@ -123,12 +149,36 @@ function Context:ceilings()
 end
 
 function Context:charge()
-  local b = self.budget
-  if b.limit and b.used >= b.limit then
-    return nil, verdicts.failure("budget_exhausted", string.format("the budget of %d gate cycles is spent", b.limit))
+  if self:exhausted() then
+    return nil, verdicts.failure("budget_exhausted", string.format("the budget of %d gate cycles is spent", self.cycle_limit))
   end
-  b.used = b.used + 1
+  self.cycles_used = self.cycles_used + 1
   return true
+end
+
+function Context:exhausted()
+  return self.cycle_limit ~= nil and self.cycles_used >= self.cycle_limit
+end
+
+function Context:spent()
+  return self.cycles_used, self.cycle_limit
+end
+
+function Context:skills()
+  if not self.skill_records then
+    local dir = self.skills_dir or ((host.home or ".") .. "/skills/" .. self.arch)
+    local records, problems = require("klineage.skills.store").load(dir)
+    if not records then
+      return nil, verdicts.failure("bad_input", problems.message .. (self.skills_dir and ""
+        or string.format(" (the skill repository of %s; give another with --skills DIR)", self.arch)))
+    end
+    if #problems > 0 then
+      return nil, verdicts.failure("bad_input", string.format("%s: %s", require("klineage.files").display(problems[1].path),
+        problems[1].message))
+    end
+    self.skill_records, self.skills_dir = records, dir
+  end
+  return self.skill_records, self.skills_dir
 end
 
 function Context:judged(key)
@@ -154,7 +204,7 @@ end
 -- An emu worker runs the C references whatever the run's backend is: they
 -- are host code, and its buffers are host memory.
 function Context:reference_pool()
-  if self.backend == "emu" then return self.pool end
+  if (backends.traits(self.backend) or {}).host_code then return self.pool end
   if not self.emu_pool then
     local pool, f = backends.pool("emu", { timeout = self.timeout })
     if not pool then return nil, f end

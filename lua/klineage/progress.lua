@@ -4,7 +4,7 @@
 --
 --   progress.line(stream, ctx [, opts]) -> line
 --     stream: has write (and flush); the commands give io.stderr
---     ctx: the run context; its budget ({ used, limit }) is read at each show
+--     ctx: the run context; ctx:spent() (cycles, limit) is read at each show
 --     opts = { tty = boolean (default progress.wanted()),
 --              width = columns (default progress.width()),
 --              clock = function -> seconds (default kl.host's clock) }
@@ -71,8 +71,8 @@ Line.__index = Line
 -- free: a line that fills the last column wraps on some terminals, and a
 -- wrapped line breaks the \r rewrite.
 function Line:text(what, best)
-  local b = self.ctx.budget
-  local cycles = b.limit and string.format("%d/%d", b.used, b.limit) or tostring(b.used)
+  local used, limit = self.ctx:spent()
+  local cycles = limit and string.format("%d/%d", used, limit) or tostring(used)
   local tail = string.format("  cycles %s  %s", cycles, elapsed(self.clock() - self.t0))
   -- what and best carry outside text (task names, kernels, messages): a
   -- control character in them would break the \r rewrite, or worse
@@ -110,7 +110,7 @@ end
 
 function M.line(stream, ctx, opts)
   assert(type(stream) == "table" or type(stream) == "userdata", "progress.line: stream must have write")
-  assert(type(ctx) == "table" and type(ctx.budget) == "table", "progress.line: ctx must have a budget")
+  assert(type(ctx) == "table" and type(ctx.spent) == "function", "progress.line: ctx must say what it spent (ctx:spent())")
   opts = opts or {}
   local on = opts.tty
   if on == nil then on = M.wanted() end

@@ -34,10 +34,15 @@ local function last_line(text)
   end
 end
 
+-- A context as progress reads one: what it spent, and its limit.
+local function spending(used, limit)
+  return { used = used, limit = limit, spent = function(self) return self.used, self.limit end }
+end
+
 describe("progress.line on a terminal", function()
   it("shows what, the best so far, the cycles of the budget and the elapsed time", function()
     local s, clock = fake_stream(), fake_clock(100)
-    local ctx = { budget = { used = 12, limit = 30 } }
+    local ctx = spending(12, 30)
     local line = progress.line(s, ctx, { tty = true, width = 100, clock = clock.fn })
     clock.now = 134
     line:show("bench saxpy: v2.cu (3/4) ...", "fastest v1.cu 0.4100 ms")
@@ -47,16 +52,16 @@ describe("progress.line on a terminal", function()
 
   it("counts the cycles alone without a limit, reads the budget at each show, and gives minutes past 60 s", function()
     local s, clock = fake_stream(), fake_clock(0)
-    local ctx = { budget = { used = 3 } }
+    local ctx = spending(3)
     local line = progress.line(s, ctx, { tty = true, width = 100, clock = clock.fn })
-    ctx.budget.used, clock.now = 12, 125
+    ctx.used, clock.now = 12, 125
     line:show("walk step 2")
     expect(last_line(s:text())):equals("walk step 2  cycles 12  2m05s")
   end)
 
   it("cuts the line to one column less than the width, keeping the cycles and the time", function()
     local s, clock = fake_stream(), fake_clock(0)
-    local line = progress.line(s, { budget = { used = 7, limit = 40 } }, { tty = true, width = 40, clock = clock.fn })
+    local line = progress.line(s, spending(7, 40), { tty = true, width = 40, clock = clock.fn })
     line:show(string.rep("x", 80), "fastest " .. string.rep("y", 30))
     local shown = last_line(s:text())
     expect(#shown):equals(39)
@@ -64,13 +69,13 @@ describe("progress.line on a terminal", function()
     expect(shown):matches("^xxxx")
     -- a width too small for the tail still never wraps
     local tiny = fake_stream()
-    progress.line(tiny, { budget = { used = 7, limit = 40 } }, { tty = true, width = 10, clock = clock.fn }):show("judging")
+    progress.line(tiny, spending(7, 40), { tty = true, width = 10, clock = clock.fn }):show("judging")
     expect(#last_line(tiny:text())):at_most(9)
   end)
 
   it("counts characters, not bytes, and never cuts one in half", function()
     local s, clock = fake_stream(), fake_clock(0)
-    local line = progress.line(s, { budget = { used = 1 } }, { tty = true, width = 30, clock = clock.fn })
+    local line = progress.line(s, spending(1), { tty = true, width = 30, clock = clock.fn })
     line:show(string.rep("é", 40))
     local shown = last_line(s:text())
     expect(utf8.len(shown)):equals(29)
@@ -79,7 +84,7 @@ describe("progress.line on a terminal", function()
 
   it("clears itself: clear and done erase the line, and after done nothing more is written", function()
     local s = fake_stream()
-    local line = progress.line(s, { budget = { used = 0 } }, { tty = true, width = 100, clock = function() return 0 end })
+    local line = progress.line(s, spending(0), { tty = true, width = 100, clock = function() return 0 end })
     line:clear() -- nothing shown yet: nothing to erase
     expect(s:text()):equals("")
     line:show("a")
@@ -97,7 +102,7 @@ describe("progress.line on a terminal", function()
 
   it("says a line that stays: erased first, then the text and a newline, cut to the width", function()
     local s = fake_stream()
-    local line = progress.line(s, { budget = { used = 0 } }, { tty = true, width = 20, clock = function() return 0 end })
+    local line = progress.line(s, spending(0), { tty = true, width = 20, clock = function() return 0 end })
     line:show("judging")
     line:say("step 1  took undo pragma_unroll transpose:for#1")
     local text = s:text()
@@ -108,7 +113,7 @@ end)
 describe("progress.line off a terminal", function()
   it("writes nothing at all", function()
     local s = fake_stream()
-    local line = progress.line(s, { budget = { used = 5, limit = 9 } }, { tty = false, width = 100 })
+    local line = progress.line(s, spending(5, 9), { tty = false, width = 100 })
     line:show("bench saxpy: v0.cu (1/2) ...", "fastest v0.cu 1.0000 ms")
     line:clear()
     line:say("step 1  took x")
@@ -118,7 +123,7 @@ describe("progress.line off a terminal", function()
   end)
 
   it("refuses a context without a budget", function()
-    expect(function() progress.line(fake_stream(), {}) end):raises("budget")
+    expect(function() progress.line(fake_stream(), {}) end):raises("spent")
   end)
 end)
 

@@ -1,11 +1,11 @@
--- The walk's llm proposer (walk/proposers.lua, klineage.llm.simplifier):
+-- The walk's llm proposer (search/proposers.lua, klineage.llm.simplifier):
 -- greedy asks the LLM for one simplification a step, the gate judges the
--- answer like any candidate, and every call is journaled.
+-- answer like any candidate, and every call is journaled and charged.
 local context = require "klineage.context"
 local files = require "klineage.files"
 local journal = require "klineage.journal"
 local llm = require "klineage.llm"
-local walk = require "klineage.walk"
+local search = require "klineage.search"
 local workload = require "klineage.workload"
 
 local w = assert(workload.load("transpose"))
@@ -32,13 +32,15 @@ describe("the llm proposer", function()
     local previous = assert(files.read_text(w.dir .. "/" .. w.lineage[#w.lineage - 1]))
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "l", workloads = { w } })
-    local s = assert(walk.run(ctx, w, { policy = "greedy", max_steps = 1,
+    local s = assert(search.run(ctx, w, { policy = "greedy", direction = "backward", max_steps = 1,
       llm = answering("I removed the 64-wide tile.\n```cuda\n" .. previous .. "\n```\n") }))
     ctx:close()
     expect(#s.steps):equals(1)
     local calls = records_of(root .. "/l", "llm_call")
     expect(#calls):equals(1)
     expect(calls[1].verdict):equals("ok")
+    expect(calls[1].charged):equals(true) -- the call is a cycle of the walk's budget, as the gate's are
+    expect(s.cycles):equals(#records_of(root .. "/l", "evaluation") + 1)
     local judged = false
     for _, r in ipairs(records_of(root .. "/l", "evaluation")) do
       if r.provenance and r.provenance.producer and r.provenance.producer.kind == "llm" then
@@ -52,7 +54,7 @@ describe("the llm proposer", function()
   it("journals an unusable answer and proposes nothing for it", function()
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "n", workloads = { w } })
-    assert(walk.run(ctx, w, { policy = "greedy", max_steps = 1, llm = answering("No.") }))
+    assert(search.run(ctx, w, { policy = "greedy", direction = "backward", max_steps = 1, llm = answering("No.") }))
     ctx:close()
     local calls = records_of(root .. "/n", "llm_call")
     expect(#calls):equals(1)

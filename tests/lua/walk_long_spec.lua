@@ -49,11 +49,16 @@ end)
 describe("policies", function()
   it("stops with an error when a policy follows a candidate the gate refused", function()
     local bad = scratch_file([[
-return { name = "follows-anything", step = function(walk)
-  local c = walk:propose({ "hunks" })
-  for _, r in ipairs(walk:judge(c)) do if not r.accepted then return r end end
-  return nil, "every hunk passed"
-end }]], ".lua")
+return { name = "follows-anything", direction = "backward",
+  propose = function(state)
+    local c = state:propose({ "hunks" })
+    if #c == 0 then return nil, "every hunk passed" end
+    return c
+  end,
+  choose = function(_, judged)
+    for _, r in ipairs(judged:all()) do if not r.accepted then return r end end
+    return nil, "every hunk passed"
+  end }]], ".lua")
     local out, code = klineage("walk", "reduction", "--backend", "emu", "--quiet", "--policy", bad, "--journal", scratch_dir())
     if out:match("every hunk passed") then it.skip("", "every hunk revert passed the gate: no refused candidate to follow") end
     expect(code):equals(1)

@@ -46,15 +46,17 @@ end)
 
 describe("policies", function()
   it("runs the example policy from examples/", function()
-    local s = walk_json("transpose", "--policy", here .. "/../../examples/walk_smallest_step.lua", "--journal", scratch_dir(),
+    local s = walk_json("transpose", "--policy", here .. "/../../examples/policies/smallest_step.lua", "--journal", scratch_dir(),
       "--max-steps", "2")
     expect(s.policy):equals("smallest-step")
+    expect(#s.steps):equals(2)
   end)
   it("refuses unknown policies, broken policy files and bad options with exit 2", function()
     local broken = scratch_file("return 42", ".lua")
     local raises = scratch_file("error('boom')", ".lua")
     for _, argv in ipairs({
       { "transpose", "--policy", "nope" },
+      { "transpose", "--policy", "klineage" }, -- a forward policy: it optimizes, it does not walk
       { "transpose", "--policy", broken },
       { "transpose", "--policy", raises },
       { "transpose", "--policy", "/no/such/policy.lua" },

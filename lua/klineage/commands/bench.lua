@@ -26,10 +26,10 @@ local function print_header(out, w, ctx, ceilings, run_dir, device, vendor, verr
   if ceilings then
     out:write(string.format("ceilings: copy %.0f GB/s, read %.0f GB/s, fp32 %.1f TFLOP/s%s\n",
       ceilings.copy_gbps, ceilings.read_gbps, ceilings.fp32_tflops, ceilings.cached and " (cached)" or ""))
-  elseif ctx.backend == "cuda" then
+  elseif ctx.timed then
     out:write("ceilings: not measured\n")
   end
-  if ctx.backend == "emu" then out:write("emu backend: correctness at the test sizes only; no timing on emu\n") end
+  if not ctx.profiles then out:write(string.format("%s backend: correctness at the test sizes only; no timing on %s\n", ctx.backend, ctx.backend)) end
   if vendor then
     for _, v in ipairs(vendor) do
       out:write(string.format("%s at %s: %s%s%s\n", w.vendor.name, v.label, v.verdict,
@@ -125,7 +125,10 @@ options:
     local w = require("klineage.cli").load_workload(a.positional[1])
     io.stderr:write(string.format("klineage bench: workload %s (%s)\n", require("klineage.term").text(w.name), files.display(w.path)))
     if not w.lineage or #w.lineage == 0 then args.usage_error("%s has no lineage", files.display(w.path)) end
-    if a.budget and not math.tointeger(a.budget) then args.usage_error("--budget needs a whole number, got %s", a.budget) end
+    if a.budget then
+      local ok, bf = require("klineage.context").check_budget(math.tointeger(a.budget) or a.budget)
+      if not ok then args.usage_error("--budget: %s", bf.message) end
+    end
     if a.max_seconds and not (a.max_seconds > 0) then args.usage_error("--max-seconds needs a positive number, got %s", a.max_seconds) end
     local ctx, code = require("klineage.cli").open_context("bench", { backend = a.backend, journal = a.journal,
       resume = a.resume, budget = a.budget and math.tointeger(a.budget), command = { "klineage", "bench", table.unpack(argv) },
@@ -136,7 +139,7 @@ options:
     -- this same run before the lineage, so the table's head is known
     -- before its first row.
     local vendor, verr
-    if w.vendor and ctx.backend == "cuda" then vendor, verr = gate.vendor(ctx, w, { max_seconds = a.max_seconds }) end
+    if w.vendor and ctx.timed then vendor, verr = gate.vendor(ctx, w, { max_seconds = a.max_seconds }) end
     local device, ceilings = ctx.pool:device(1), ctx:ceilings()
     -- Later versions compile in child processes, one host core each, while
     -- the GPU judges the current one; the gate then finds them cached.

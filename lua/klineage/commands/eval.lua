@@ -97,7 +97,9 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
       io.stderr:write(string.format("klineage eval: %s, %d tasks x %d policies = %d units, budget %d, in %s\n", term.text(suite.name),
         #suite.tasks, #plan.policies, #units, opts.budget, files.display(opts.runs)))
     end
-    local line = not a.quiet and require("klineage.progress").line(io.stderr, { budget = { used = 0 } }) or nil
+    -- The line's cycles: those the units read or run so far charged.
+    local cycles = 0
+    local line = not a.quiet and require("klineage.progress").line(io.stderr, { spent = function() return cycles end }) or nil
     local deadline = a.seconds and host.clock() + a.seconds
     local results, t0, complete = {}, host.clock(), true
     for i, u in ipairs(units) do
@@ -109,6 +111,7 @@ is submitted (RUN/slurm/observations.lua), not by every unit.
         if line then line:show(string.format("eval unit %d of %d: %s, %s", i, #units, u.task.name, u.policy),
           string.format("%.0f s", host.clock() - t0)) end
         results[#results + 1] = finished or eval.unit(opts, u.task, u.policy, u.seed)
+        cycles = cycles + (math.tointeger(results[#results].cycles) or 0)
       end
     end
     if line then line:done() end

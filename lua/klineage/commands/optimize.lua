@@ -92,12 +92,15 @@ not pass the gate or the engine failed, 2 for bad input.
 
 options:
   --workload SPEC   the workload (required)
-  --skills DIR      the skill repository (default skills/<arch> of the home)
+  --skills DIR      the skill repository (default skills/<arch> of the home,
+                    the arch the run compiles for)
   --budget N        gate cycles at most (default 30)
 ]] .. llm_mod.HELP .. "\n" .. [[
-  --policy NAME     klineage (default), klineage_explore (then, on cuda, the
-                    skills held back by conditions learned from slowdowns),
-                    or a policy file (copy agent/policies/klineage.lua)
+  --policy NAME     klineage (default), klineage_explore (then, where timed,
+                    the skills held back by conditions learned from
+                    slowdowns), a baseline (forward, random, memory,
+                    llm-only), or a policy file (examples/policies/; the
+                    contract: lua/klineage/search/init.lua)
   --backend NAME    cuda (default where a GPU answers) or emu
   --out FILE        where the optimized kernel is written (default RUN/optimized.cu):
                     through a temporary beside it and a rename, a failed write
@@ -112,10 +115,10 @@ options:
   run = function(argv)
     local a = args.parse(argv, { flags = FLAGS, min = 0, max = 1 })
     local files = require "klineage.files"
-    local host = require "kl.host"
     if not a.workload then args.usage_error("klineage optimize needs --workload SPEC (the kernel's buffers, sizes and tolerance)") end
     local budget = a.budget or 30
-    if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
+    local bok, bf = require("klineage.context").check_budget(budget, 1)
+    if not bok then args.usage_error("--budget: %s", bf.message) end
     if a.max_steps and (math.type(a.max_steps) ~= "integer" or a.max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
     if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
       args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
@@ -134,33 +137,66 @@ options:
     if not kernel_file and not w.reference then
       args.usage_error("%s has no C reference: an LLM's baseline would be judged against itself; give KERNEL.cu", w.name)
     end
-    local agent = require "klineage.agent"
-    local policy, pf = agent.load_policy(a.policy or "klineage")
+    local search = require "klineage.search"
+    local policy, pf = search.load_policy(a.policy or "klineage", "forward")
     if not policy then args.usage_error("%s", pf.message) end
     -- An LLM for the skills no transform or template can apply; an unusable answer is a counted cycle.
     local llm_client, lf = llm_mod.client_from_args(a)
     if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
     local llm = llm_client and llm_mod.seam(llm_client)
-    local dir = a.skills or (host.home or ".") .. "/skills/sm_90"
-    local records, sf = require("klineage.skills.store").load(dir)
-    if not records then args.usage_error("%s", sf.message) end
-    if #sf > 0 then args.usage_error("%s: %s", files.display(sf[1].path), sf[1].message) end
-    if a.out then
+    -- The skill repository: --skills, read before any folder is made; else
+    -- the run context's arch chooses it (skills/<arch>), once it is known.
+    local function skills_of(dir)
+      local records, sf = require("klineage.skills.store").load(dir)
+      if not records then return nil, sf.message end
+      if #sf > 0 then return nil, string.format("%s: %s", files.display(sf[1].path), sf[1].message) end
+      return records
+    end
+    local dir, records = a.skills, nil
+    if dir then
+      local why
+      records, why = skills_of(dir)
+      if not records then args.usage_error("%s", why) end
+    end
+    local function check_out(ctx)
+      if not a.out then return end
       -- refused before a cycle is spent: a folder, a device, or a file this run reads
       local ok, of = files.check_out(a.out, inputs_of(a, w, kernel_file, dir, records, llm_client))
-      if not ok then args.usage_error("--out: %s", of.message) end
+      if not ok then
+        if ctx then ctx:close() end
+        args.usage_error("--out: %s", of.message)
+      end
     end
+    if records then check_out() end
     local runs = require "klineage.runs"
     local resume = a.run and runs.find(a.run, a.journal) and a.run or nil
     local ctx, code = require("klineage.cli").open_context("optimize", { backend = a.backend, journal = a.journal,
-      budget = budget, resume = resume, run_id = not resume and a.run or nil, workloads = { w },
+      budget = budget, resume = resume, run_id = not resume and a.run or nil, workloads = { w }, skills = a.skills,
       command = { "klineage", "optimize", table.unpack(argv) } })
     if not ctx then return code end
+    if not records then
+      local sf
+      records, sf = ctx:skills()
+      if not records then
+        ctx:close()
+        args.usage_error("%s", sf.message)
+      end
+      dir = ctx.skills_dir
+      check_out(ctx)
+    end
     local label = kernel_file and kernel_file:match("[^/]+$") or "baseline-llm.cu"
     if not kernel_file then
-      -- The LLM writes the input from the spec and its C reference; the gate's first cycle judges it.
+      -- The LLM writes the input from the spec and its C reference (one
+      -- charged cycle, as every LLM call); the gate's next cycle judges it.
+      local paid, pf2 = ctx:charge()
+      if not paid then
+        ctx:close()
+        io.stderr:write("klineage optimize: ", require("klineage.term").text(pf2.message), "\n")
+        return exit_codes.of(pf2)
+      end
       local source, call = llm_mod.baseline(llm_client, w)
       local record = llm_mod.journal_fields("llm_baseline", source, call)
+      record.charged = true
       record.source = source and ctx:store_source(source) or nil
       ctx:record(record)
       if not source then
@@ -176,8 +212,8 @@ options:
       io.stderr:write(string.format("klineage optimize: %s with %d skills from %s, policy %s, %s backend, budget %d%s\n", label,
         #records, files.display(dir), policy.name, ctx.backend, budget, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
     end
-    local summary, f = require("klineage.verdicts").catch(agent.optimize, ctx, w, { source = text, label = label, file = kernel_file },
-      { skills = records, policy = policy, llm = llm, max_steps = a.max_steps,
+    local summary, f = require("klineage.verdicts").catch(search.run, ctx, w, { input = { source = text, label = label, file = kernel_file },
+      skills = records, policy = policy, direction = "forward", llm = llm, max_steps = a.max_steps,
         progress = not a.quiet and progress_printer(ctx) or nil })
     local run_dir = ctx.run and ctx.run.dir
     ctx:close()

@@ -207,7 +207,10 @@ local function probe(a)
     if k ~= "forward" and k ~= "size" then fail("--kinds takes forward and/or size, got '%s'", k) end
     kinds[k] = true
   end
-  if a.budget and (math.type(a.budget) ~= "integer" or a.budget < 0) then fail("--budget needs a whole number of cycles >= 0") end
+  if a.budget then
+    local ok, bf = require("klineage.context").check_budget(a.budget)
+    if not ok then fail("--budget: %s", bf.message) end
+  end
   local files, probes, runs = require "klineage.files", require "klineage.skills.probe", require "klineage.runs"
   local host = require "kl.host"
   local walks = {}
@@ -230,7 +233,7 @@ local function probe(a)
     io.stderr:write("klineage skills: ", require("klineage.term").text(backend.message), "\n")
     return exit_codes.of(backend)
   end
-  if kinds.size and backend ~= "cuda" then
+  if kinds.size and not require("klineage.backends").traits(backend).timed then
     kinds.size = nil -- a size probe is a compare, and nothing else is timed
     io.stderr:write(string.format("size probes skipped: the %s backend times nothing\n", backend))
   end
@@ -249,7 +252,7 @@ local function probe(a)
     local t0 = host.clock()
     local s = probes.run(ctx, w, units, { deadline = deadline, progress = tty and function(u, i, of)
       io.stderr:write(string.format("\r\27[K%s: probe %d/%d  %s %s  (cycles %d, %.0f s)", w.name, i, of, u.probe,
-        u.probe == "forward" and (u.label .. " + " .. u.site.transform) or w.lineage[u.from], ctx.budget.used, host.clock() - t0))
+        u.probe == "forward" and (u.label .. " + " .. u.site.transform) or w.lineage[u.from], (ctx:spent()), host.clock() - t0))
     end or nil })
     local dir = ctx.run and ctx.run.dir
     ctx:close()

@@ -28,7 +28,7 @@ local function on_slurm(a, slurm)
   end
   local policies = {}
   for p in (a.policy or "greedy"):gmatch("[^,]+") do
-    local ok, pf = require("klineage.walk").load_policy(p)
+    local ok, pf = require("klineage.search").load_policy(p, "backward")
     if not ok then args.usage_error("%s", pf.message) end
     policies[#policies + 1] = p
   end
@@ -113,8 +113,8 @@ evidence goes to the run's journal; a step's effect is the optimization's
 speedup (current over simpler) by the interleaved compare on cuda, and "not
 measured" on emu, which times nothing.
 
-Policies (lua/klineage/walk/policies/, or your own file; see
-examples/walk_smallest_step.lua):
+Policies (the backward ones of lua/klineage/search/policies/, or your own
+file; see examples/policies/smallest_step.lua):
   recorded  the expert's history backward, each version validated, timed
             against the next, and explained by the transforms whose undo
             reproduces it
@@ -167,11 +167,14 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     local slurm = slurm_options.from_args(a, a.backend)
     if a.slurm then return on_slurm(a, slurm) end
     local files = require "klineage.files"
-    local walk = require "klineage.walk"
+    local search = require "klineage.search"
     local w = require("klineage.cli").load_workload(a.positional[1])
     if not w.lineage or #w.lineage == 0 then args.usage_error("the workload %s has no lineage to walk", w.name) end
     local budget = a.budget
-    if budget and (math.type(budget) ~= "integer" or budget < 0) then args.usage_error("--budget needs a whole number >= 0") end
+    if budget then
+      local ok, bf = require("klineage.context").check_budget(budget)
+      if not ok then args.usage_error("--budget: %s", bf.message) end
+    end
     local max_steps = a.max_steps
     if max_steps and (math.type(max_steps) ~= "integer" or max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
     if a.run and a.resume then args.usage_error("give --run or --resume, not both") end
@@ -180,7 +183,7 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     end
     local llm_client, lf = llm_mod.client_from_args(a)
     if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
-    local policy, pf = walk.load_policy(a.policy or "greedy")
+    local policy, pf = search.load_policy(a.policy or "greedy", "backward")
     if not policy then args.usage_error("%s", pf.message) end
     local resume = a.resume
     local runs = require "klineage.runs"
@@ -196,7 +199,7 @@ from it; the merge job pools them with the skills merge into RUN/skills.
         policy.name, ctx.backend, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
     end
     local line = require("klineage.progress").line(io.stderr, ctx, { tty = a.quiet and false or nil })
-    local summary, f = require("klineage.verdicts").catch(walk.run, ctx, w, { policy = policy, max_steps = max_steps,
+    local summary, f = require("klineage.verdicts").catch(search.run, ctx, w, { policy = policy, direction = "backward", max_steps = max_steps,
       llm = llm_client and llm_mod.simplifier(llm_client),
       progress = line.on and progress_printer(line) or nil })
     line:done() -- a walk that raised sent no "end"

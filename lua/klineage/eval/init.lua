@@ -1,5 +1,5 @@
--- The evaluation: every task of a suite optimized by every policy (and,
--- for a randomized policy, every seed) under the same gate and the same
+-- The evaluation: every task of a suite optimized by every forward policy
+-- (and, for a seeded one, every seed: the policy says seeded = true) under the same gate and the same
 -- counted budget. Each (task, policy, seed) is a unit with two run folders
 -- under the eval's folder: the optimize run (its budget is the loop's
 -- alone) and the measure run (the final kernel against the task's
@@ -16,7 +16,8 @@
 --   eval.unit(opts, task, policy, seed) -> result (see below)
 --   eval.unit_name(opts, task, policy, seed) -> the unit's folder name
 --   eval.cannot_run(opts, task, policy, seed) -> a not_run result when the
---     policy cannot run here (no LLM provider), before any folder or device
+--     policy cannot run here (it needs an LLM and none is given), before
+--     any folder or device
 --   eval.read_result(runs_dir, name) -> a finished unit's result | nil
 --   eval.finished(opts, task, policy, seed) -> the unit's result | nil;
 --     raises bad_input when it finished on another version of the workload
@@ -25,7 +26,8 @@
 --   eval.aggregate(results) -> rows per policy, and fills each result's
 --     to90_best (cycles to 90 % of the best final any policy reached)
 --
--- opts = { runs (the eval's folder: one run folder per unit), eval (its name), backend, budget, skills (records),
+-- opts = { runs (the eval's folder: one run folder per unit), eval (its name), backend, budget, skills (records;
+--          none: each unit's run context reads skills/<its arch>), skills_dir (--skills),
 --          observations (to learn from per task; with leave_one_out, those
 --          of the task's own lineage are left out), leave_one_out, llm }
 -- result = { task, policy, seed, stopped, steps, cycles, speedup, ci,
@@ -33,13 +35,13 @@
 --            speedup}... }, to90, seconds, timed_at (the task's), spec (the
 --            workload's sha256: a finished unit is reused only for it), not_run
 --            (why, when the policy could not run: e.g. no LLM provider) }
-local agent = require "klineage.agent"
 local context = require "klineage.context"
 local files = require "klineage.files"
 local gate = require "klineage.gate"
 local journal = require "klineage.journal"
 local learn = require "klineage.skills.learn"
 local runs = require "klineage.runs"
+local search = require "klineage.search"
 local workload = require "klineage.workload"
 local verdicts = require "klineage.verdicts"
 local hash = require "kl.hash"
@@ -48,7 +50,6 @@ local host = require "kl.host"
 local M = {}
 
 M.LINEAGES = { "bfs", "conv2d", "raytrace", "reduction", "sgemm", "softmax", "transpose" }
-M.RANDOMIZED = { random = true } -- the policies whose choices depend on the seed
 M.RECHECK_SEEDS = { 101, 102, 103 }
 
 -- Lineages the eval times at one of their bench_params entries instead of
@@ -126,20 +127,27 @@ end
 
 local function context_for(opts, id, budget, w)
   local exists = runs.find(id, opts.runs)
-  return context.new { backend = opts.backend, journal = opts.runs, budget = budget, workloads = { w },
+  return context.new { backend = opts.backend, journal = opts.runs, budget = budget, workloads = { w }, skills = opts.skills_dir,
                        resume = exists and id or nil, run_id = not exists and id or nil,
                        command = { "klineage", "eval", opts.eval } }
 end
 
 -- The speedup after each charged cycle, from the optimize run's journal:
--- each accepted step's measured compare, multiplied up.
+-- each kept kernel's measured compares multiplied up along its path from
+-- the input (a policy that keeps one kernel a step has one path; a beam's
+-- kernels each have their own).
 function M.curve(dir)
-  local cycles, product, curve = 0, 1, { { 0, 1 } }
+  local cycles, at, curve = 0, {}, { { 0, 1 } }
   for _, r in ipairs(journal.read(dir .. "/journal.jsonl") or {}) do
     if r.charged then cycles = cycles + 1 end
-    if r.kind == "optimize_step" and r.effect and r.effect.measured then
-      product = product * r.effect.speedup
-      curve[#curve + 1] = { cycles, product }
+    if r.kind == "optimize_step" then
+      local from = at[r.from] or 1
+      if r.effect and r.effect.measured then
+        at[r.to] = from * r.effect.speedup
+        curve[#curve + 1] = { cycles, at[r.to] }
+      else
+        at[r.to] = from
+      end
     end
   end
   return curve
@@ -155,7 +163,7 @@ end
 
 -- Learned once per lineage left out (the held-out suite leaves none out: once in all).
 local function skills_for(opts, task)
-  if not opts.observations then return opts.skills or {}, nil end
+  if not opts.observations then return opts.skills, nil end
   local out = opts.leave_one_out and task.lineage or ""
   opts.learned = opts.learned or {}
   if not opts.learned[out] then
@@ -180,7 +188,7 @@ local function measure(opts, task, final, id)
   local m = assert(context_for(opts, "measure-" .. id, nil, task.workload))
   local w, v0 = task.workload, task.kernel
   local base = { source = v0.source, label = v0.label, kernel = w.kernel, file = v0.file }
-  local out = { measured = m.backend == "cuda" }
+  local out = { measured = m.timed }
   if out.measured then
     if final.sha256 == hash.sha256(v0.source) then
       out.speedup, out.ci = 1, { 1, 1 }
@@ -231,10 +239,12 @@ end
 -- The result of a unit whose policy cannot run here (an LLM policy with no
 -- provider), said without a run folder or a device; else nil.
 function M.cannot_run(opts, task, policy, seed)
-  local p = agent.load_policy(policy)
-  if p and p.needs_llm and not opts.llm then
+  local p = search.load_policy(policy, "forward")
+  -- only an LLM is missing for good here; a policy without memory fails in its unit, as any bad input does
+  local f = p and search.missing(p, { llm = opts.llm ~= nil, memory = true })
+  if f then
     return { task = task.name, policy = policy, seed = seed, unit = M.unit_name(opts, task, policy, seed),
-             not_run = "no provider: the " .. p.name .. " policy needs --llm", verdict = "llm_unavailable", seconds = 0 }
+             not_run = f.message, verdict = f.verdict, seconds = 0 }
   end
 end
 
@@ -248,13 +258,13 @@ function M.unit(opts, task, policy, seed)
   local t0 = host.clock()
   local skills, train = skills_for(opts, task)
   local ctx = assert(context_for(opts, id, opts.budget, task.workload))
-  local summary, f = verdicts.catch(agent.optimize, ctx, task.workload, task.kernel,
-    { skills = skills, policy = policy, seed = seed, memory = train or opts.observations, llm = opts.llm })
+  local summary, f = verdicts.catch(search.run, ctx, task.workload, { input = task.kernel, direction = "forward",
+    skills = skills, policy = policy, seed = seed, memory = train or opts.observations, llm = opts.llm })
   dir = ctx.run and ctx.run.dir or dir
   -- The unit's cycles are every cycle its journal charged: a unit resumed
   -- after a kill counts the cycles of its first session too (the summary
   -- counts this session's alone).
-  local used = ctx.budget.used
+  local used = ctx:spent()
   ctx:close()
   local result = { task = task.name, policy = policy, seed = seed, unit = id, timed_at = task.timed_at,
                    spec = task.workload.sha256 }

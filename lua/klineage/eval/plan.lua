@@ -47,14 +47,18 @@ local function skills_of(a, suite, opts, given)
   if suite.name == "lineages" and not a.skills then
     args.usage_error("the lineages suite learns its skills leave-one-out: give the walk and probe run folders with --learn-from")
   end
-  local records, problems = require("klineage.skills.store").load(a.skills or (require("kl.host").home or ".") .. "/skills/sm_90")
+  -- Without --skills each unit's run context reads skills/<its arch>.
+  if not a.skills then return end
+  local records, problems = require("klineage.skills.store").load(a.skills)
   if not records then args.usage_error("%s", problems.message) end
-  opts.skills = records
+  if #problems > 0 then args.usage_error("%s: %s", files.display(problems[1].path), problems[1].message) end
+  opts.skills, opts.skills_dir = records, a.skills
 end
 
 function M.from_args(a, given)
   local budget = a.budget or 30
-  if math.type(budget) ~= "integer" or budget < 1 then args.usage_error("--budget needs a whole number of cycles >= 1") end
+  local bok, bf = require("klineage.context").check_budget(budget, 1)
+  if not bok then args.usage_error("--budget: %s", bf.message) end
   local nseeds = a.seeds or 3
   if math.type(nseeds) ~= "integer" or nseeds < 1 then args.usage_error("--seeds needs a whole number >= 1") end
   if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
@@ -68,12 +72,12 @@ function M.from_args(a, given)
   local suite, sf = eval.suite(a.positional[1])
   if not suite then args.usage_error("%s", sf.message) end
   if a.tasks then only_tasks(suite, a.tasks) end
-  local agent = require "klineage.agent"
-  local policies = {}
+  local search = require "klineage.search"
+  local policies, seeded = {}, {}
   for p in (a.policies or "klineage"):gmatch("[^,]+") do
-    local ok, pf = agent.load_policy(p)
+    local ok, pf = search.load_policy(p, "forward")
     if not ok then args.usage_error("--policies: %s", pf.message) end
-    policies[#policies + 1] = p
+    policies[#policies + 1], seeded[p] = p, ok.seeded
   end
   local opts = { budget = budget, backend = a.backend, leave_one_out = a.leave_one_out or suite.name == "lineages",
                  suite = suite.name }
@@ -89,7 +93,7 @@ function M.from_args(a, given)
   local units = {}
   for _, t in ipairs(suite.tasks) do
     for _, p in ipairs(policies) do
-      local seeds = eval.RANDOMIZED[p] and nseeds or 0
+      local seeds = seeded[p] and nseeds or 0
       if seeds == 0 then
         units[#units + 1] = { task = t, policy = p, name = eval.unit_name(opts, t, p) }
       end

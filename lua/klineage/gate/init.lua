@@ -35,6 +35,14 @@
 --     record.blame says whom it is about (verdicts.get(id).blame).
 --   gate.evaluate_all(ctx, candidates, w [, opts]) -> records   (gate/schedule.lua)
 --   gate.compare(ctx, a, b, w [, opts]) -> result | nil, failure (gate/compare.lua)
+--   gate.judge(ctx, candidate, w, { baseline, against [, provenance] }) ->
+--     { record, verdict, effect }: the evaluation (profiled where the
+--     backend times kernels), then there the compare of the candidate
+--     against `against` (the kernel it changes). effect is always there:
+--     { measured = true, speedup (candidate over against), ci, outcome },
+--     or { measured = false, why }: the gate refused it, the backend times
+--     nothing (ctx.timed), the compare failed. A compare the budget could
+--     not pay makes the verdict budget_exhausted.
 --   gate.vendor(ctx, w [, opts]) -> rows | nil, failure           (gate/vendor.lua)
 --   gate.signature(source, entry) -> kinds | nil, failure         (gate/kernel.lua)
 local annotations = require "klineage.annotations"
@@ -61,7 +69,7 @@ M.ROOFLINE_MARGIN = profile.ROOFLINE_MARGIN
 M.signature = kernel.signature
 
 function M.check_context(ctx, who)
-  if type(ctx) ~= "table" or not ctx.pool or not ctx.budget then
+  if type(ctx) ~= "table" or not ctx.pool or type(ctx.charge) ~= "function" then
     error(who .. ": the first argument must be a run context (klineage.context.new)", 3)
   end
 end
@@ -195,8 +203,8 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
   record.stages.correct = cstage2
   if cstage2.verdict ~= "ok" then return cstage2.verdict end
   if not options.profile then return "ok" end
-  if ctx.backend == "emu" then
-    record.stages.profile = { verdict = "skipped", message = "no timing on emu" }
+  if not ctx.profiles then
+    record.stages.profile = { verdict = "skipped", message = "no timing on " .. ctx.backend }
     return "ok"
   end
   if options.sizes == "test" then
@@ -253,6 +261,25 @@ function M.evaluate(ctx, candidate, w, opts)
   record.verdict = verdict
   record.blame = (verdicts.get(verdict) or {}).blame
   return ctx:record(record)
+end
+
+function M.judge(ctx, candidate, w, opts)
+  local record = M.evaluate(ctx, candidate, w, { baseline = opts.baseline, profile = ctx.timed })
+  local out = { record = record, verdict = record.verdict }
+  if record.verdict ~= "ok" then
+    out.effect = { measured = false, why = "not measured: the gate said " .. tostring(record.verdict) }
+  elseif not ctx.timed then
+    out.effect = { measured = false, why = "not measured: the " .. ctx.backend .. " backend times nothing" }
+  else
+    local c, f = M.compare(ctx, opts.against, candidate, w, { provenance = opts.provenance })
+    if not c then
+      out.effect = { measured = false, why = "the compare failed: " .. tostring(f) }
+      if f.verdict == "budget_exhausted" then out.verdict = "budget_exhausted" end
+    else
+      out.effect = { measured = true, speedup = c.speedup, ci = c.ci, outcome = c.outcome }
+    end
+  end
+  return out
 end
 
 M.evaluate_all = function(...) return require("klineage.gate.schedule").evaluate_all(M.evaluate, ...) end

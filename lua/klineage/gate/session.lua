@@ -82,7 +82,7 @@ function Session:load(k)
   if self.generation ~= self.pool:generation(self.worker) then self.loaded = {} end
   if self.loaded[k.module] then return end
   local req = { op = "load", module = k.module, kernels = { k.entry } }
-  if self.pool.backend == "emu" then
+  if require("klineage.backends").traits(self.pool.backend).host_code then
     -- The engine compiles (g++, a trusted compiler on the kernel's text, as
     -- NVRTC is); the worker, sandboxed, only loads the shared object.
     local built, f = require("klineage.emu").build(k.source, { name = k.file, time_limit = k.compile_limit })

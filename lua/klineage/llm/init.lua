@@ -1,4 +1,4 @@
--- klineage.llm: the LLM providers of the orchestrator (lua/klineage/agent).
+-- klineage.llm: the LLM providers of the search (lua/klineage/search).
 --
 -- Pointing klineage at a model. The provider, model and base URL come from
 -- llm.from_config's table, the command line (--llm-provider, --llm-model,
@@ -75,7 +75,7 @@
 --       A skill record of skills/<arch>/ is a card: its id, intent and
 --       preconditions / guards (conditions, said in English).
 --   llm.seam(client) -> function(request) -> source, record | nil, failure
---       the orchestrator's opts.llm (lua/klineage/agent): request =
+--       a forward search's opts.llm (lua/klineage/search): request =
 --       { skill = record, kernel = source, workload = w (w.kernel is the
 --       entry), facts = optional }
 local answer = require "klineage.llm.answer"

@@ -134,7 +134,7 @@ local function charts(d, w, t, backend)
   end
   if not timed then
     d:md(string.format("No chart: no version was timed (%s).",
-      backend == "emu" and "the emu backend checks correctness only and times nothing" or "every version failed before timing"))
+      common.times_nothing(backend) and ("the " .. backend .. " backend checks correctness only and times nothing") or "every version failed before timing"))
     return
   end
   local vendor_name = w.vendor and w.vendor.name or "vendor"
@@ -157,7 +157,7 @@ function M.build(run)
   d:md(common.run_facts(run))
   if note then d:md("> " .. md(note)) end
   local backend = run.first.backend
-  if backend == "emu" then d:md("The emu backend checks correctness at the test sizes only and times nothing: the time columns are empty.") end
+  if common.times_nothing(backend) then d:md("The " .. backend .. " backend checks correctness at the test sizes only and times nothing: the time columns are empty.") end
   local ceilings = evaluations[1] and evaluations[1].ceilings
   if ceilings then
     d:md(string.format("Ceilings, measured on %s: copy %.0f GB/s, read %.0f GB/s, fp32 %.1f TFLOP/s.", md(ceilings.device or "the device"),

@@ -5,11 +5,25 @@
 --       device, arch, tool versions, when, resumes
 --   common.effect(e) -> "1.076x faster [1.073, 1.080] (cuda compare)" | "not measured: ..."
 --   common.producer(p) -> "undo of the transform smem_padding at transpose:tile"
+--   common.timed(backend), common.times_nothing(backend) -> what a journal's
+--       backend measured (klineage.backends.traits; false for a name that
+--       is none)
+local backends = require "klineage.backends"
 local escape = require "klineage.report.escape"
 
 local M = {}
 
 local md = escape.md
+
+function M.timed(backend)
+  local t = backends.traits(backend)
+  return t ~= nil and t.timed
+end
+
+function M.times_nothing(backend)
+  local t = backends.traits(backend)
+  return t ~= nil and not t.profiles
+end
 
 local function when(t)
   t = tonumber(t)

@@ -35,7 +35,9 @@ local function index(run)
       if not ix.decisions[s] then ix.decisions[s] = {} ix.order[#ix.order + 1] = s end
       table.insert(ix.decisions[s], r)
     elseif r.kind == "optimize_step" then
-      ix.taken[int(r.step)] = r
+      -- A policy that keeps several a step (a beam) keeps its best first;
+      -- the others show among the step's applied decisions.
+      ix.taken[int(r.step)] = ix.taken[int(r.step)] or r
     elseif r.kind == "optimize_end" then
       ix.finish = r
     elseif r.kind == "evaluation" and r.candidate and r.candidate.sha256 then
@@ -117,7 +119,7 @@ function M.build(run)
   local title = string.format("Optimize: %s", run.workload or "?")
   d:md("# " .. md(title))
   d:md(common.run_facts(run))
-  if backend ~= "cuda" then
+  if not common.timed(backend) then
     d:md(string.format("The %s backend checks correctness only: no effect was measured. A correct candidate was kept on "
       .. "its skill's evidence from the walks (the measured median speedup), and each decision says so.", md(backend or "?")))
   end

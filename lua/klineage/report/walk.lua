@@ -414,7 +414,7 @@ function M.build(run)
   local title = string.format("Walk: %s%s", run.workload or "?", policy and (", policy " .. policy) or "")
   d:md("# " .. md(title))
   d:md(common.run_facts(run))
-  if backend == "emu" then d:md("The emu backend checks correctness only: no step's effect is measured and nothing is timed.") end
+  if common.times_nothing(backend) then d:md("The " .. backend .. " backend checks correctness only: no step's effect is measured and nothing is timed.") end
   if #walks == 0 then d:md("The journal holds no walk step.") end
   for _, w in ipairs(walks) do
     local fin = w.finish

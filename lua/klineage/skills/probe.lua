@@ -137,7 +137,7 @@ local function as_candidate(w, text, label, parent, producer)
 end
 
 local function effect_of(ctx, w, t, f, params)
-  if ctx.backend ~= "cuda" then
+  if not ctx.timed then
     return { measured = false, why = "not measured: the " .. ctx.backend .. " backend times nothing" }
   end
   local c, cf = gate.compare(ctx, t, f, w, { params = params, provenance = f.provenance })
@@ -178,7 +178,7 @@ local function run_forward(ctx, w, batch, summary)
     end
   end
   if #candidates == 0 then return end
-  local records = gate.evaluate_all(ctx, candidates, w, { profile = ctx.backend == "cuda", baseline = base,
+  local records = gate.evaluate_all(ctx, candidates, w, { profile = ctx.timed, baseline = base,
                                                           before = cache.compile_ahead(candidates, ctx.arch) })
   for i, p in ipairs(pending) do
     local r = records[i]
@@ -195,7 +195,7 @@ local function run_forward(ctx, w, batch, summary)
 end
 
 local function run_size(ctx, w, u, summary)
-  if ctx.backend ~= "cuda" then
+  if not ctx.timed then
     u.why = "a size probe is a compare, and the " .. ctx.backend .. " backend times nothing"
     summary.not_run[#summary.not_run + 1] = u
     return

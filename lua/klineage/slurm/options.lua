@@ -47,7 +47,7 @@ function M.from_args(a, backend)
   for _, k in ipairs({ "partition", "gpus_per_task", "array_limit", "account", "time", "dry_run" }) do
     if a[k] ~= nil and not a.slurm then args.usage_error("--%s goes with --slurm", (k:gsub("_", "-"))) end
   end
-  local gpus = a.gpus_per_task or (backend == "emu" and 0 or 1)
+  local gpus = a.gpus_per_task or ((require("klineage.backends").traits(backend) or {}).gpus or 1)
   if math.type(gpus) ~= "integer" or gpus < 0 then args.usage_error("--gpus-per-task needs a whole number >= 0") end
   local limit = a.array_limit
   if limit and (math.type(limit) ~= "integer" or limit < 1) then args.usage_error("--array-limit needs a whole number >= 1") end

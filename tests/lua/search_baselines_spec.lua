@@ -1,14 +1,15 @@
--- The baselines (lua/klineage/baselines/) under the orchestrator's loop on
--- emu: forward judges every transform of a step and keeps one; random's
--- choices follow its seed alone; memory retrieves the past task most like
--- the kernel and replays its transforms; llm-only needs a provider, and
--- gates what the LLM answers like any other candidate.
-local agent = require "klineage.agent"
+-- The baselines (search/policies/: forward, random, memory, llm-only)
+-- under the session loop on emu: forward judges every transform of a step
+-- and keeps one; random's choices follow its seed alone; memory retrieves
+-- the past task most like the kernel and replays its transforms; llm-only
+-- needs a provider, and gates what the LLM answers like any other
+-- candidate, each call charged.
 local context = require "klineage.context"
 local files = require "klineage.files"
 local journal = require "klineage.journal"
 local llm = require "klineage.llm"
-local memory_store = require "klineage.baselines.memory_store"
+local memory_store = require "klineage.search.memory_store"
+local search = require "klineage.search"
 local workload = require "klineage.workload"
 
 local home = require("kl.host").home
@@ -20,8 +21,8 @@ local function run(policy, opts, budget)
   local root = scratch_dir()
   local ctx = assert(context.new { backend = "emu", journal = root, run_id = "r", budget = budget or 6, workloads = { w } })
   opts = opts or {}
-  opts.policy = policy
-  local summary, f = agent.optimize(ctx, w, input, opts)
+  opts.policy, opts.input, opts.direction = policy, input, "forward"
+  local summary, f = search.run(ctx, w, opts)
   ctx:close()
   return summary, f, root .. "/r"
 end
@@ -41,9 +42,13 @@ local function choices(dir)
 end
 
 describe("the baselines are found by name", function()
-  it("loads each, and refuses an unknown one", function()
-    for _, name in ipairs(agent.BASELINES) do expect(assert(agent.load_policy(name)).name):equals(name) end
-    local p, f = agent.load_policy("forwards")
+  it("loads each from its folder, and refuses an unknown one", function()
+    local forward = search.policies("forward")
+    for _, name in ipairs({ "forward", "random", "memory", "llm-only" }) do
+      expect(assert(search.load_policy(name, "forward")).name):equals(name)
+      expect(table.concat(forward, ",")):contains(name)
+    end
+    local p, f = search.load_policy("forwards")
     expect(p):is_nil()
     expect(f.verdict):equals("bad_input")
   end)
@@ -174,16 +179,21 @@ describe("memory", function()
       return { lineage = "sgemm", transform = transform, skill = transform, outcome = "helped",
                evidence = { kind = "walk_step", run = "w", key = from, from = from, candidate = to } }
     end
-    local memory = require "klineage.baselines.memory"
-    local refusing = setmetatable({ accept = function(agent, row, result)
-      if row.transform == "restrict" then return false, "refused by the test" end
-      return memory.accept(agent, row, result)
+    local memory = require "klineage.search.policies.memory"
+    -- restrict's candidate is made wrong, so the gate refuses it
+    local refusing = setmetatable({ propose = function(state)
+      local rows = memory.propose(state)
+      for _, row in ipairs(rows) do
+        if row.transform == "restrict" then row.applies, row.source, row.by = nil, state.current.source:gsub("sum %+= ", "sum -= "), "test" end
+      end
+      return rows
     end }, { __index = memory })
     local _, _, dir = run(refusing, { memory = { obs(sha0, "a", "restrict"), obs("a", "b", "launch_bounds"),
                                                  obs("b", "c", "ldg") } }, 10)
     local seen = {}
     for _, d in ipairs(decisions(dir)) do seen[#seen + 1] = math.tointeger(d.step) .. ":" .. d.skill:gsub("^transform:", "") .. ":" .. d.status end
     expect(table.concat(seen, " ")):equals("1:restrict:rejected 1:launch_bounds:applied 2:ldg:applied")
+    expect(decisions(dir)[1].verdict):equals("wrong")
   end)
   it("refuses to run with no memory, before any cycle", function()
     local s, f = run("memory")
@@ -194,22 +204,21 @@ describe("memory", function()
 end)
 
 describe("what a baseline keeps", function()
-  local rollout = require "klineage.baselines.rollout"
-  local row = { skill = "transform:coalesce", record = {} }
+  local forward = require "klineage.search.forward"
   local correct = { verdict = "ok", record = { stages = {} }, effect = { measured = false, why = "the compare failed: timeout" } }
-  it("rejects on cuda a correct change whose compare failed", function()
-    local ok, why = rollout.accept({ backend = "cuda" }, row, correct)
+  local function state(timed) return { timed = timed, ctx = { backend = timed and "cuda" or "emu" } } end
+  it("rejects where kernels are timed a correct change whose compare failed", function()
+    local ok, why = forward.accept(state(true), { skill = "transform:coalesce" }, correct)
     expect(ok):is_false()
     expect(why):contains("the compare failed")
   end)
-  it("keeps on emu a correct change, and says its speed was not measured", function()
-    local ok, why = rollout.accept({ backend = "emu" }, row, { verdict = "ok", effect = { measured = false } })
+  it("keeps where nothing is timed a correct change, and says its speed was not measured", function()
+    local ok, why = forward.accept(state(false), { skill = "transform:coalesce" }, { verdict = "ok", effect = { measured = false } })
     expect(ok):is_true()
     expect(why):contains("not measured")
   end)
-  it("the orchestrator's accept rejects it on cuda too, whatever the skill's evidence", function()
-    local ok = require("klineage.agent.steps").accept({ backend = "cuda" },
-      { record = { effect = { speedup = { median = 3, n = 5 } } } }, correct)
+  it("rejects it where timed for a skill too, whatever the skill's evidence", function()
+    local ok = forward.accept(state(true), { record = { effect = { speedup = { median = 3, n = 5 } } } }, correct)
     expect(ok):is_false()
   end)
 end)
@@ -230,5 +239,18 @@ describe("llm-only", function()
     expect(ds[1].skill):equals("llm:optimize")
     expect(ds[1].by):equals("llm")
     expect(ds[1].verdict):equals("ok")
+    -- every call a cycle, and every gate cycle one
+    local calls, gated = 0, 0
+    for _, r in ipairs(assert(journal.read(dir .. "/journal.jsonl"))) do
+      if r.kind == "llm_call" then
+        calls = calls + 1
+        expect(r.charged):equals(true)
+        expect(r.purpose):equals("optimize")
+      elseif r.kind == "evaluation" and r.charged then
+        gated = gated + 1
+      end
+    end
+    expect(calls):at_least(1)
+    expect(s.cycles):equals(calls + gated)
   end)
 end)

@@ -4,13 +4,18 @@
 return {
   name = "recorded",
   about = "the expert's history backward, each step validated, measured and explained by transforms",
-  step = function(walk)
-    local candidates = walk:propose({ "recorded" })
+  direction = "backward",
+  propose = function(state)
+    local candidates = state:propose({ "recorded" })
     if #candidates == 0 then return nil, "reached the lineage's first version" end
-    local result = walk:judge(candidates)[1]
+    return candidates
+  end,
+  choose = function(state, judged)
+    local result = judged[1]
+    if not result then return nil end -- the budget ran out
     if not result.accepted then return nil, "the gate refused " .. result.candidate.label .. ": " .. result.verdict end
-    walk:measure(result)
-    walk:explain(result)
+    state:measure(result)
+    state:explain(result)
     return result
   end,
 }

@@ -1,12 +1,12 @@
--- The orchestrator (klineage.agent, klineage optimize) on emu: the example
--- kernel of `make run` optimized with the shipped skills, every decision
--- journaled, the input as the correctness reference, a wrong candidate
--- never kept, the budget held, a resumed run charging nothing twice, and
--- the optimize report regenerated from the journal.
-local agent = require "klineage.agent"
+-- The forward search (klineage.search, klineage optimize) on emu: the
+-- example kernel of `make run` optimized with the shipped skills, every
+-- decision journaled, the input as the correctness reference, a wrong
+-- candidate never kept, the budget held, a resumed run charging nothing
+-- twice, and the optimize report regenerated from the journal.
 local context = require "klineage.context"
 local files = require "klineage.files"
 local journal = require "klineage.journal"
+local search = require "klineage.search"
 local store = require "klineage.skills.store"
 local workload = require "klineage.workload"
 
@@ -16,6 +16,12 @@ local w = assert(workload.load(example .. "/workload.lua"))
 local input = { source = assert(files.read_text(example .. "/matmul.cu")), label = "matmul.cu" }
 local skills = assert(store.load(home .. "/skills/sm_90"))
 
+local function optimize(ctx, source, opts)
+  opts = opts or {}
+  opts.input, opts.direction = source, "forward"
+  return search.run(ctx, w, opts)
+end
+
 local function records_of(dir, kind)
   local out = {}
   for _, r in ipairs(assert(journal.read(dir .. "/journal.jsonl"))) do
@@ -24,10 +30,10 @@ local function records_of(dir, kind)
   return out
 end
 
-describe("agent.optimize on emu", function()
+describe("the forward search on emu", function()
   local root = scratch_dir()
   local ctx = assert(context.new { backend = "emu", journal = root, run_id = "a", budget = 12, workloads = { w } })
-  local summary = assert(agent.optimize(ctx, w, input, { skills = skills }))
+  local summary = assert(optimize(ctx, input, { skills = skills }))
   ctx:close()
   local dir = root .. "/a"
 
@@ -68,11 +74,11 @@ describe("agent.optimize on emu", function()
 
   it("resumes from its journal without charging a cycle twice, to the same kernel", function()
     local again = assert(context.new { backend = "emu", journal = root, resume = "a", budget = 12, workloads = { w } })
-    local used0 = again.budget.used
-    local s = assert(agent.optimize(again, w, input, { skills = skills }))
+    local used0 = again:spent()
+    local s = assert(optimize(again, input, { skills = skills }))
     again:close()
     expect(s.cycles):equals(0)
-    expect(again.budget.used):equals(used0)
+    expect((again:spent())):equals(used0)
     expect(s.final.sha256):equals(summary.final.sha256)
   end)
 
@@ -87,24 +93,28 @@ describe("agent.optimize on emu", function()
   end)
 end)
 
-describe("agent.optimize against hostile candidates", function()
-  -- A policy whose materializer gives a kernel that is wrong by one in a
-  -- single element: the gate must refuse it, and the loop go on.
+describe("the forward search against hostile candidates", function()
+  -- A policy whose coalesce candidate is a kernel that is wrong by one in a
+  -- single element: the gate must refuse it, and the search go on.
   local wrong_policy = {
-    name = "wrong-once",
-    materialize = function(a, row)
-      if row.skill == "coalesce" then
-        return { source = a.current.source:gsub("c%[i %* cols %+ j%] = sum;",
-          "c[i * cols + j] = (i == 7 && j == 3) ? sum + 1.0f : sum;"), by = "test" }
+    name = "wrong-once", direction = "forward",
+    propose = function(state)
+      local rows = state:rank(state:skills())
+      for _, row in ipairs(rows) do
+        if row.skill == "coalesce" then
+          row.source, row.by = state.current.source:gsub("c%[i %* cols %+ j%] = sum;",
+            "c[i * cols + j] = (i == 7 && j == 3) ? sum + 1.0f : sum;"), "test"
+        end
       end
-      return require("klineage.agent.steps").materialize(a, row)
+      return rows
     end,
+    choose = function(_, judged) return judged:first() end,
   }
 
   it("never keeps a wrong kernel: it is rejected with the gate's verdict and the next skill is tried", function()
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "h", budget = 8, workloads = { w } })
-    local s = assert(agent.optimize(ctx, w, input, { skills = skills, policy = wrong_policy }))
+    local s = assert(optimize(ctx, input, { skills = skills, policy = wrong_policy }))
     ctx:close()
     for _, st in ipairs(s.steps) do
       if st.skill == "coalesce" then fail("the wrong coalesce candidate was kept") end
@@ -119,7 +129,7 @@ describe("agent.optimize against hostile candidates", function()
 
   it("stops at the budget, the input's own gate cycle counted", function()
     local ctx = assert(context.new { backend = "emu", journal = false, budget = 2, workloads = { w } })
-    local s = assert(agent.optimize(ctx, w, input, { skills = skills }))
+    local s = assert(optimize(ctx, input, { skills = skills }))
     ctx:close()
     expect(s.stopped):equals("budget_exhausted")
     expect(s.cycles):equals(2)
@@ -128,28 +138,26 @@ describe("agent.optimize against hostile candidates", function()
   it("refuses an input that does not pass the gate, before any skill", function()
     local ctx = assert(context.new { backend = "emu", journal = false, budget = 4, workloads = { w } })
     local broken = { source = input.source:gsub("sum %+= ", "sum -= "), label = "broken.cu" }
-    local s, f = agent.optimize(ctx, w, broken, { skills = skills })
+    local s, f = optimize(ctx, broken, { skills = skills })
     ctx:close()
     expect(s):is_nil()
     expect(f.verdict):equals("baseline_broken")
   end)
 
-  it("loads a user's policy file, and says what is wrong with a bad one", function()
-    local path = scratch_dir() .. "/bad.lua"
-    local h = assert(io.open(path, "w"))
-    h:write('return { name = "bad", rank = 3 }')
-    h:close()
-    local p, f = agent.load_policy(path)
-    expect(p):is_nil()
-    expect(f.message):contains("rank must be a function")
-    expect(agent.load_policy("klineage").name):equals("klineage")
-    local _, nf = agent.load_policy("nope")
-    expect(nf.message):contains("no policy named 'nope'")
+  it("never keeps what the engine did not accept, whatever the policy says", function()
+    local ctx = assert(context.new { backend = "emu", journal = false, budget = 4, workloads = { w } })
+    local ok, err = pcall(optimize, ctx, input, { skills = skills, policy = {
+      name = "keeps-refused", direction = "forward",
+      propose = function(state) return { { skill = "same", site = "all", source = (state.current.source:gsub("sum %+= ", "sum -= ")) } } end,
+      choose = function(_, judged) return judged[1] end } })
+    ctx:close()
+    expect(ok):is_false() -- a policy's bug, not a verdict
+    expect(tostring(err)):contains("kept a candidate that was not accepted")
   end)
 end)
 
 describe("skills held back by conditions learned from slowdowns", function()
-  local steps = require "klineage.agent.steps"
+  local skill_rows = require "klineage.search.skill_rows"
   local learn = require "klineage.skills.learn"
   local coalesce
   for _, r in ipairs(skills) do if r.id == "coalesce" then coalesce = r end end
@@ -164,20 +172,22 @@ describe("skills held back by conditions learned from slowdowns", function()
     return r
   end
   local repo = { coalesce, guarded("slow-guarded", "hurt"), guarded("wrong-guarded", "wrong") }
-  local function first_rows(policy_candidates, backend)
+  -- The first step's ranked rows, as a policy proposing them would get them.
+  local function first_rows(propose, timed)
     local rows
     local root = scratch_dir()
-    local ctx = assert(context.new { backend = backend or "emu", journal = root, run_id = "c", budget = 4, workloads = { w } })
-    assert(agent.optimize(ctx, w, input, { skills = repo, policy = { name = "capture", candidates = function(a)
-      rows = steps.rank(a, policy_candidates(a))
+    local ctx = assert(context.new { backend = "emu", journal = root, run_id = "c", budget = 4, workloads = { w } })
+    if timed ~= nil then ctx.timed = timed end
+    assert(optimize(ctx, input, { skills = repo, policy = { name = "capture", direction = "forward", propose = function(state)
+      rows = state:rank(propose(state))
       return {}
-    end } }))
+    end, choose = function() end } }))
     ctx:close()
     return rows, root .. "/c"
   end
 
   it("come after every admitted row, whatever their expected gain, and say what held them back", function()
-    local rows, dir = first_rows(function(a) return steps.candidates(a, { held_back = true }) end)
+    local rows, dir = first_rows(function(state) return state:skills({ held_back = true }) end)
     local order = {}
     for i, r in ipairs(rows) do order[i] = r.skill end
     expect(table.concat(order, ",")):matches("^coalesce,[coalesce,]*slow%-guarded")
@@ -196,30 +206,34 @@ describe("skills held back by conditions learned from slowdowns", function()
     expect(skipped["wrong-guarded"]):equals(true)
   end)
   it("never include a row that a condition from a wrong or rejected result blocks", function()
-    local rows = first_rows(function(a) return steps.candidates(a, { held_back = true }) end)
+    local rows = first_rows(function(state) return state:skills({ held_back = true }) end)
     for _, r in ipairs(rows) do
       if r.skill == "wrong-guarded" then fail("a skill guarded for correctness was offered") end
     end
-    expect(steps.held_back_for_speed({ blockers = {} })):equals(false)
-    expect(steps.held_back_for_speed({ blockers = { { kind = "evidence" } } })):equals(false)
+    expect(skill_rows.held_back_for_speed({ blockers = {} })):equals(false)
+    expect(skill_rows.held_back_for_speed({ blockers = { { kind = "evidence" } } })):equals(false)
   end)
-  it("are not offered without the option, nor by klineage_explore on a backend that times nothing", function()
-    local rows = first_rows(steps.candidates)
+  it("are not offered without the option, nor by klineage_explore where nothing is timed; are where it is", function()
+    local rows = first_rows(function(state) return state:skills() end)
     for _, r in ipairs(rows) do expect(r.skill):equals("coalesce") end
-    local explore = assert(agent.load_policy("klineage_explore"))
-    rows = first_rows(explore.candidates)
+    local explore = assert(search.load_policy("klineage_explore"))
+    rows = first_rows(explore.propose)
     for _, r in ipairs(rows) do expect(r.skill):equals("coalesce") end
+    -- ctx.timed, not a backend's name, decides (the rows only: nothing is judged here)
+    local seen = {}
+    for _, r in ipairs(first_rows(explore.propose, true)) do seen[r.skill] = true end
+    expect(seen["slow-guarded"]):equals(true)
   end)
 end)
 
-describe("agent.optimize with an LLM", function()
+describe("the forward search with an LLM", function()
   local llm = require "klineage.llm"
-  local steps = require "klineage.agent.steps"
-  -- The policy asks the LLM for every skill, as for one no transform or template can apply.
-  local ask_llm = { name = "llm-for-all", materialize = function(a, row)
-    local r = setmetatable({ materialize = { llm = true } }, { __index = row.record })
-    return steps.materialize(a, setmetatable({ record = r }, { __index = row }))
-  end }
+  -- The policy has the LLM materialize every skill, as for one no transform or template can apply.
+  local ask_llm = { name = "llm-for-all", direction = "forward", propose = function(state)
+    local rows = state:rank(state:skills())
+    for _, row in ipairs(rows) do row.record = setmetatable({ materialize = { llm = true } }, { __index = row.record }) end
+    return rows
+  end, choose = function(_, judged) return judged:first() end }
   local function answering(text)
     local path = scratch_dir() .. "/answer.md"
     local h = assert(io.open(path, "w"))
@@ -233,7 +247,7 @@ describe("agent.optimize with an LLM", function()
     local coalesced = assert(require("klineage.transforms").run(site))
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "l", budget = 3, workloads = { w } })
-    local s = assert(agent.optimize(ctx, w, input, { skills = skills, policy = ask_llm,
+    local s = assert(optimize(ctx, input, { skills = skills, policy = ask_llm,
       llm = answering("Here it is:\n```cuda\n" .. coalesced .. "\n```\n") }))
     ctx:close()
     expect(#s.steps):at_least(1)
@@ -246,22 +260,25 @@ describe("agent.optimize with an LLM", function()
     expect(applied.llm.provider):equals("command")
   end)
 
-  it("counts an answer with no code as a cycle, journaled, and goes on", function()
+  it("charges every call, an answer with no code too, journaled, and goes on", function()
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "p", budget = 4, workloads = { w } })
-    local s = assert(agent.optimize(ctx, w, input, { skills = skills, policy = ask_llm,
+    local s = assert(optimize(ctx, input, { skills = skills, policy = ask_llm,
       llm = answering("I would rather not write code today.") }))
     ctx:close()
     expect(#s.steps):equals(0)
     local n = 0
     for _, r in ipairs(records_of(root .. "/p", "decision")) do
-      if r.status == "not_materialized" and r.charged then
+      if r.status == "not_materialized" then
         n = n + 1
         expect(r.verdict):equals("llm_no_code")
       end
     end
+    local calls = records_of(root .. "/p", "llm_call")
     expect(n):at_least(1)
-    expect(s.cycles):equals(1 + n) -- the input, then one cycle per unusable answer
+    expect(#calls):equals(n)
+    for _, c in ipairs(calls) do expect(c.charged):equals(true) end
+    expect(s.cycles):equals(1 + n) -- the input, then one cycle per call
   end)
 end)
 

@@ -9,8 +9,9 @@
 --   same_facts  the same static facts of the kernel (klineage.facts, from
 --               the source and the workload; resources are not compared,
 --               since they need a compile)
--- "same_facts" is a claim the gate can test: on cuda the walk times the
--- reproduction against vN-1 by the interleaved compare (walk/init.lua).
+-- "same_facts" is a claim the gate can test: where kernels are timed the
+-- walk times the reproduction against vN-1 by the interleaved compare
+-- (search/backward.lua).
 --
 --   explain.step(w, newer, older [, opts]) -> {
 --     explained = boolean, how = "identical" | "same_facts" | nil,

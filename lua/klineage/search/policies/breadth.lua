@@ -11,12 +11,12 @@ end
 return {
   name = "breadth",
   about = "judge and time every candidate, keep all as evidence, follow the best",
-  step = function(walk)
-    local candidates = walk:propose({ "undo", "hunks", "recorded", "llm" })
-    if #candidates == 0 then return nil, "no candidate left" end
+  direction = "backward",
+  propose = function(state) return state:propose({ "undo", "hunks", "recorded", "llm" }) end,
+  choose = function(state, judged)
     local best
-    for _, r in ipairs(walk:judge(candidates, { effect = true })) do
-      walk:evidence(r)
+    for _, r in ipairs(judged:all({ effect = true })) do
+      state:evidence(r)
       if r.accepted and (not best or paid(r) > paid(best)) then best = r end
     end
     if not best then return nil, "the gate refused every candidate" end

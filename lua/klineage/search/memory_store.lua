@@ -1,4 +1,5 @@
--- The memory-based baseline's store (after KernelSkill and KernelBlaster):
+-- The memory policy's store (search/policies/memory.lua; after KernelSkill
+-- and KernelBlaster):
 -- past optimization trajectories, one per lineage of the observations it
 -- is built from: the longest chain of walk steps (kept, or judged and
 -- helped), inverted and followed forward from v0 toward the expert, with
@@ -12,6 +13,10 @@
 --     index of the source tokens and the share of shared facts that agree
 --     (equal, or numbers within a factor of 2)
 --   store.retrieve(store, source, facts) -> entry, similarity | nil
+--   store.ahead(entry, kept) -> { { name, index }... }: the trajectory's
+--     transforms after the last of kept (the names kept so far, in order)
+--     that it matched, each name once, in order. The replay only moves
+--     forward: a refused step is passed over, never offered again
 local workload = require "klineage.workload"
 local files = require "klineage.files"
 local hash = require "kl.hash"
@@ -126,6 +131,23 @@ function M.retrieve(store, source, facts)
     if s > score then best, score = e, s end
   end
   return best, best and score or nil
+end
+
+function M.ahead(entry, kept)
+  local seq, at = entry.transforms, 0
+  for _, name in ipairs(kept) do
+    for i = at + 1, #seq do
+      if seq[i] == name then at = i break end
+    end
+  end
+  local out, offered = {}, {}
+  for i = at + 1, #seq do
+    if not offered[seq[i]] then
+      offered[seq[i]] = true
+      out[#out + 1] = { name = seq[i], index = i }
+    end
+  end
+  return out
 end
 
 return M

@@ -1,27 +1,27 @@
--- The orchestrator's default steps (agent/init.lua runs them; a policy
--- file may replace any of them). Each takes the agent first:
---   agent.current = { source, sha256, label, record (its gate record) }
---   agent:facts() -> the current kernel's facts (flat values, cached)
---   agent.skills, agent.workload, agent.ctx, agent.backend, agent.llm
+-- The rows a forward search proposes from the skill repository (state:skills
+-- and state:rank in search/forward.lua call these; the engine materializes
+-- a row when it is judged). A node is a kernel of the frontier:
+--   node = { source, sha256, label, record (its gate record), facts }
 --
---   steps.candidates(agent [, { held_back = true }]) -> rows: skills.match
---       rows of the current kernel that are admitted, one per parameter
---       set to try; the blocked ones are journaled as skipped, with what
---       blocked them. With held_back, the rows blocked only by conditions
---       learned from slowdowns come too, marked held_back = why (see
---       steps.held_back_for_speed)
---   steps.held_back_for_speed(row) -> true when every condition blocking
---       the row is a precondition or guard none of whose evidence was a
---       wrong or rejected result: it predicts a loss of speed, which the
---       compare can check, and not a wrong kernel
---   steps.rank(agent, rows) -> rows, best first: admitted before held
---       back, then expected gain (the skill's median measured speedup)
---       times its confidence, then the cheaper materialization
---       (transform, template, llm), then id
---   steps.materialize(agent, row) -> { source, params, by, llm (the call's
---       record) } | nil, why [, { llm = call record, verdict }] (an LLM
---       was asked and its answer was unusable: the loop charges a cycle)
---   steps.accept(agent, row, result) -> true | false, why (English)
+--   skill_rows.rows(state, node [, { held_back = true }]) -> rows: skills.match
+--       rows of the node's kernel that are admitted, one per parameter set
+--       to try, none already judged at this kernel; the blocked ones are
+--       journaled as skipped (decision records), with what blocked them.
+--       With held_back, the rows blocked only by conditions learned from
+--       slowdowns come too, marked held_back = why (see held_back_for_speed)
+--       row = { skill, site, transform, record (the skill), params,
+--               params_key, held_back, because = { text... }, node }
+--   skill_rows.held_back_for_speed(row) -> true when every condition
+--       blocking the row is a precondition or guard none of whose evidence
+--       was a wrong or rejected result: it predicts a loss of speed, which
+--       the compare can check, and not a wrong kernel
+--   skill_rows.rank(rows) -> rows, best first: admitted before held back,
+--       then expected gain (the skill's median measured speedup) times its
+--       confidence, then the cheaper materialization (transform, template,
+--       llm), then id
+--   skill_rows.materialize(state, row, node) -> { source, params, by, llm
+--       (the call's record) } | nil, why [, { llm = call record, verdict }]
+--       (an LLM was asked, through state:ask_llm, and its answer was unusable)
 local aliasing = require "klineage.transforms.lib.aliasing"
 local describe = require "klineage.skills.describe"
 local learn = require "klineage.skills.learn"
@@ -35,12 +35,12 @@ M.CONFIDENCE_WEIGHT = { high = 1.0, medium = 0.75, low = 0.5, ["seen once"] = 0.
 M.MAX_PARAM_SETS = 3 -- parameter sets tried per skill and site, from its evidence
 local COST = { transform = 1, template = 2, llm = 3 }
 
-local function by_id(agent)
-  if not agent.skill_index then
-    agent.skill_index = {}
-    for _, r in ipairs(agent.skills) do agent.skill_index[r.id] = r end
+local function by_id(state)
+  if not state.skill_index then
+    state.skill_index = {}
+    for _, r in ipairs(state:skill_records()) do state.skill_index[r.id] = r end
   end
-  return agent.skill_index
+  return state.skill_index
 end
 
 -- "reuse.A = 64 ≥ 8": each admitting condition with the value it read.
@@ -90,18 +90,18 @@ function M.held_back_for_speed(row)
   return true
 end
 
-function M.candidates(agent, opts)
-  local rows, f = match.kernel(agent.skills, agent.current.source, { workload = agent.workload, arch = agent.ctx.arch,
-                                                                      record = agent.current.record })
+function M.rows(state, node, opts)
+  local rows, f = match.kernel(state:skill_records(), node.source, { workload = state.workload, arch = state.ctx.arch,
+                                                                    record = node.record })
   if not rows then error("the current kernel cannot be matched: " .. tostring(f.message), 0) end
-  local out, skills = {}, by_id(agent)
+  local out, skills = {}, by_id(state)
   local values = nil
   local function add(row, r, held_back)
-    values = values or learn.values({ facts = agent:facts(), facts_after = {} })
+    values = values or learn.values({ facts = state:facts(node), facts_after = {} })
     for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
-      local tried = agent.current.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
-      if not agent.tried[tried] then
-        out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r,
+      local tried = node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
+      if not state.tried[tried] then
+        out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r, node = node,
                           params = set.params, params_key = set.key, held_back = held_back,
                           because = held_back and { "held back by " .. held_back .. "; tried after every admitted skill" }
                             or because(r, values) }
@@ -112,8 +112,8 @@ function M.candidates(agent, opts)
     local r = skills[row.skill]
     if row.status == "blocked" then
       -- A pattern that cannot be read is the repository's defect, not this kernel's: said once, at the first step.
-      if not (row.blocked_by and row.blocked_by.kind == "pattern" and agent.step > 1) then
-        agent:decide(row, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
+      if not (row.blocked_by and row.blocked_by.kind == "pattern" and state.step > 1) then
+        state:decide(row, node, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
       end
       if opts and opts.held_back and M.held_back_for_speed(row) then add(row, r, row.blocked_by.text) end
     else
@@ -134,7 +134,7 @@ local function cost(row)
   return m.transform and COST.transform or m.template and COST.template or COST.llm
 end
 
-function M.rank(_, rows)
+function M.rank(rows)
   for _, row in ipairs(rows) do row.score, row.cost = score(row), cost(row) end
   table.sort(rows, function(a, b)
     if (a.held_back == nil) ~= (b.held_back == nil) then return a.held_back == nil end
@@ -165,62 +165,37 @@ local function apply_template(text, t)
   return text
 end
 
-function M.materialize(agent, row)
+function M.materialize(state, row, node)
   local m = row.record.materialize
   if m.transform then
-    for _, site in ipairs(transforms.sites(agent.current.source, { names = { m.transform }, direction = "apply",
-                                                    facts = aliasing.facts(agent.workload) })) do
+    for _, site in ipairs(transforms.sites(node.source, { names = { m.transform }, direction = "apply",
+                                                    facts = aliasing.facts(state.workload) })) do
       if site.key == row.site then
         local text, f = transforms.run(site, row.params)
-        if text and text ~= agent.current.source then return { source = text, params = row.params, by = "transform" } end
+        if text and text ~= node.source then return { source = text, params = row.params, by = "transform" } end
         return nil, "the transform did not apply: " .. (f and f.message or "it changed nothing")
       end
     end
     return nil, "the transform's site is gone from the current kernel"
   end
   if m.template then
-    local text = apply_template(agent.current.source, m.template)
+    local text = apply_template(node.source, m.template)
     if text then return { source = text, by = "template" } end
   end
-  if not agent.llm then
+  if not state.llm then
     return nil, m.template and "the template's text is not in this kernel, and no LLM is configured to adapt it"
       or "it needs an LLM, and none is configured"
   end
-  local text, call = agent.llm({ skill = row.record, kernel = agent.current.source, workload = agent.workload, site = row.site,
-                                 facts = agent:facts() })
+  local text, call = state:ask_llm({ skill = row.record, kernel = node.source, workload = state.workload, site = row.site,
+                                     facts = state:facts(node) }, "materialize")
   if not text then
-    -- An answer the gate cannot take (no code, another signature) was still a call: the caller counts it.
+    if state.exhausted then return nil, "no cycle was left to ask the LLM" end
+    -- An answer the gate cannot take (no code, another signature) was still a call, charged when it was asked.
     local f = call
     return nil, "the LLM gave no usable kernel: " .. tostring(f and f.message or f),
       { llm = type(f) == "table" and f.record or nil, verdict = type(f) == "table" and f.verdict or nil }
   end
   return { source = text, by = "llm", llm = call }
-end
-
-function M.accept(agent, row, result)
-  if result.verdict ~= "ok" then
-    local s = result.record.stages
-    local msg
-    for _, name in ipairs({ "compile", "correct", "profile" }) do
-      if s[name] and s[name].verdict and s[name].verdict ~= "ok" and s[name].verdict ~= "skipped" then msg = s[name].message break end
-    end
-    return false, string.format("the gate said %s%s", result.verdict, msg and (": " .. msg) or "")
-  end
-  local e = result.effect
-  if e.measured then
-    if e.outcome == "faster" then return true, string.format("correct and %.2fx faster (interval %.2f to %.2f)", e.speedup, e.ci[1], e.ci[2]) end
-    return false, string.format("correct but not faster beyond noise (%.3fx, %s)", e.speedup, e.outcome)
-  end
-  -- Where the backend times kernels, the skill's evidence never stands in for a compare that failed.
-  if agent.backend == "cuda" then
-    return false, "correct, but not kept: " .. tostring(e.why) .. " (on cuda only a compare that finds it faster keeps a change)"
-  end
-  local s = row.record.effect and row.record.effect.speedup
-  if s and s.median > 1 then
-    return true, string.format("correct on %s; its speed was not measured there: accepted on the skill's evidence "
-      .. "(%.2fx median over %d measurements)", agent.backend, s.median, s.n)
-  end
-  return false, string.format("correct on %s, but nothing was measured and the skill's evidence shows no gain", agent.backend)
 end
 
 return M
