@@ -133,7 +133,7 @@ do
     end
   end
   for _, list in pairs(by_family) do
-    for i in pairs(sample.pick(#list)) do sampled[list[i]] = true end
+    for i in pairs(sample.pick(#list, 2)) do sampled[list[i]] = true end
   end
 end
 
