@@ -18,7 +18,7 @@
 --   fiber-switches: N /s
 --   emu-sgemm-naive-256: N s
 --   emu-sgemm-tiled-256: N s
-local emu = require "klineage.emu"
+local emu = require "klineage.device.emu"
 local kemu = require "kl.emu"
 local host = require "kl.host"
 
@@ -177,7 +177,7 @@ row("sgemm tiled 256^3 (bench source)", string.format("%.4f", t_tiled), "s",
 
 -- --- lineages ----------------------------------------------------------------------------
 
-local ann = require "klineage.annotations"
+local ann = require "klineage.workload.annotations"
 local workload = require "klineage.workload"
 local randgen = require "kl.randgen"
 
@@ -188,7 +188,7 @@ local function run_version(w, file, p, inputs)
   local path = w.dir .. "/" .. file
   local mod, err = emu.compile_file(path)
   if not mod then return nil, err.verdict .. ": " .. err.message end
-  local src = assert(require("klineage.files").read_text(path))
+  local src = assert(require("klineage.base.files").read_text(path))
   local a, aerr = ann.parse(src, file)
   if not a then return nil, aerr end
   local consts = ann.constants(src)

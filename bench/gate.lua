@@ -5,7 +5,7 @@
 local host = require "kl.host"
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local context = require "klineage.context"
+local context = require "klineage.device.context"
 
 local backend = arg[1] == "--backend" and arg[2] or nil
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")

@@ -12,7 +12,7 @@
 -- patterns over all units (a kl.match pattern set: one walk per unit), with
 -- the per-unit indexes already built; parse and index times are shown apart.
 local source = require "kl.source"
-local match = require "klineage.match"
+local match = require "klineage.pattern.match"
 local host = require "kl.host"
 
 local target_lines = tonumber(arg and arg[1]) or 10000

@@ -19,13 +19,13 @@
 -- timed: the speedups are "-" and only correctness is measured.
 -- Headline figures: optimize-loo-share-geomean (%), optimize-loo-cycles-to-90
 -- (mean), optimize-loo-wrong-accepted.
-local context = require "klineage.context"
+local context = require "klineage.device.context"
 local evaluation = require "klineage.eval"
 local extract = require "klineage.skills.extract"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 local gate = require "klineage.gate"
 local learn = require "klineage.skills.learn"
-local runs = require "klineage.runs"
+local runs = require "klineage.store.runs"
 local search = require "klineage.search"
 local workload = require "klineage.workload"
 local host = require "kl.host"

@@ -28,11 +28,11 @@ local min_seconds = tonumber(arg[2]) or 1.0
 local script = arg[0] or "bench/parse.lua"
 local root = script:match("^(.*)/bench/[^/]*$") or "."
 
--- The .cu files under gpu/ and tests/ in path order (klineage.files.walk,
+-- The .cu files under gpu/ and tests/ in path order (klineage.base.files.walk,
 -- the walk klineage match uses: no other program sees the paths).
 local function cu_files()
   local list = {}
-  for _, e in ipairs(require("klineage.files").walk({ root .. "/gpu", root .. "/tests" }, { ".cu" })) do
+  for _, e in ipairs(require("klineage.base.files").walk({ root .. "/gpu", root .. "/tests" }, { ".cu" })) do
     if e.size then list[#list + 1] = e.path end
   end
   return list

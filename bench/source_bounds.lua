@@ -37,7 +37,7 @@ end
 
 local function repo_kernels()
   local parts = {}
-  for _, e in ipairs(require("klineage.files").walk({ root .. "/gpu" }, { ".cu" })) do
+  for _, e in ipairs(require("klineage.base.files").walk({ root .. "/gpu" }, { ".cu" })) do
     if e.size then -- a regular file (not a note or a skip)
       local h = assert(io.open(e.path, "rb"))
       parts[#parts + 1] = h:read("a")

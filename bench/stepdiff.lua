@@ -5,8 +5,8 @@
 -- diff) gives for the same step, with its moves.
 --
 --   klineage run bench/stepdiff.lua [WORKLOADS_DIR]
-local stepdiff = require "klineage.stepdiff"
-local match = require "klineage.match"
+local stepdiff = require "klineage.pattern.stepdiff"
+local match = require "klineage.pattern.match"
 local workload = require "klineage.workload"
 local source = require "kl.source"
 local host = require "kl.host"

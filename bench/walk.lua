@@ -15,8 +15,8 @@
 -- more undos), greedy-first-agreement (lineages where greedy's first step
 -- is the recorded step that paid most; cuda only), walk-cycles and
 -- walk-seconds (all walks, all sessions).
-local journal = require "klineage.journal"
-local runs = require "klineage.runs"
+local journal = require "klineage.store.journal"
+local runs = require "klineage.store.runs"
 local search = require "klineage.search"
 local workload = require "klineage.workload"
 local host = require "kl.host"
@@ -70,7 +70,7 @@ for _, name in ipairs(split(opts.workloads)) do
     local id = string.format("walk-%s-%s-%s", name, policy, opts.backend or "default")
     local exists = runs.find(id, opts.runs)
     if not opts.report then
-      local ctx = assert(require("klineage.context").new { backend = opts.backend, journal = opts.runs,
+      local ctx = assert(require("klineage.device.context").new { backend = opts.backend, journal = opts.runs,
         resume = exists and id or nil, run_id = not exists and id or nil, workloads = { w },
         command = { "klineage", "run", "bench/walk.lua" } })
       local s = assert(search.run(ctx, w, { policy = policy, direction = "backward", deadline = deadline,

@@ -1,6 +1,6 @@
 /* klineage: the host. It owns one Lua 5.4 state, preloads the kl.* core
  * modules together with LPeg and lua-cjson, finds the Lua tree, and hands
- * argv to lua/klineage/cli.lua. All policy lives in Lua; this file only
+ * argv to lua/klineage/cli/init.lua. All policy lives in Lua; this file only
  * makes sure that every call into Lua is protected and that an error
  * reaches the user with a traceback. */
 #include <errno.h>
@@ -46,7 +46,7 @@ static int find_home(char *home, size_t size) {
       free(real);
     }
   }
-  if ((size_t)snprintf(probe, sizeof probe, "%s/lua/klineage/cli.lua", home) >= sizeof probe)
+  if ((size_t)snprintf(probe, sizeof probe, "%s/lua/klineage/cli/init.lua", home) >= sizeof probe)
     return 0;
   return is_file(probe);
 }
@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
   char home[PATH_MAX];
   if (!find_home(home, sizeof home)) {
     fprintf(stderr,
-            "klineage: cannot find lua/klineage/cli.lua under '%s'\n"
+            "klineage: cannot find lua/klineage/cli/init.lua under '%s'\n"
             "  set KLINEAGE_HOME to the folder that holds lua/ (the source tree "
             "or <prefix>/share/klineage)\n",
             home);

@@ -17,7 +17,7 @@ end
 local w = assert(workload.load(name))
 -- The run context: cuda where a GPU answers, else emu (test sizes, no
 -- timing); the record goes into a run folder under $KLINEAGE_RUNS.
-local ctx = assert(require("klineage.context").new { workloads = { w } })
+local ctx = assert(require("klineage.device.context").new { workloads = { w } })
 local record = gate.evaluate(ctx, { file = file }, w, { seeds = { 11, 22, 33 }, metrics = ctx.backend == "cuda" })
 ctx:close()
 

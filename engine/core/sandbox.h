@@ -1,6 +1,6 @@
 /* The emu worker's sandbox: a seccomp-BPF filter, written by hand, that a
  * process installs on itself before it loads any kernel code. Kernels on
- * emu are host code (lua/klineage/emu.lua compiles them with g++), so what
+ * emu are host code (lua/klineage/device/emu.lua compiles them with g++), so what
  * a kernel may ask of the operating system is what this filter allows.
  *
  * Once entered, for every thread of the process and for good:

@@ -1,4 +1,4 @@
-/* kl.emu: the CPU backend's runtime, seen from Lua. lua/klineage/emu.lua
+/* kl.emu: the CPU backend's runtime, seen from Lua. lua/klineage/device/emu.lua
  * lowers and compiles a kernel; this module loads the result and runs it.
  *
  *   emu.alloc(bytes, name [, elem_size]) -> Buffer   guarded global memory

@@ -2,7 +2,7 @@
  * by the worker protocol's type names) and kl.emu (arguments typed by the
  * compiled kernel's signature).
  *
- * Type names are klineage's one vocabulary (lua/klineage/types.lua): bool,
+ * Type names are klineage's one vocabulary (lua/klineage/base/types.lua): bool,
  * i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64. Integers must
  * be Lua integers or floats with an integer value; f16 and bf16 round
  * through f32 to nearest even, as engine/core/randgen.h does. */

@@ -37,7 +37,7 @@
  *       engine/match/diff.c); a_at / b_at = { byte, line, col }, where on
  *       the other side an inserted (a_at), deleted (b_at) or moved (both)
  *       node goes or was. For inverting a lineage step use
- *       klineage.stepdiff, whose hunks revert; this script describes a
+ *       klineage.pattern.stepdiff, whose hunks revert; this script describes a
  *       step node by node (what moved, what was updated)
  *   match.generalize({ node | {nodes...}, ... }) -> { text, holes }
  *   match.generalize_edits(befores, afters) -> { text, after_text, holes }

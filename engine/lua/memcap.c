@@ -1,6 +1,6 @@
 /* kl.memcap: a cap on how much memory the Lua state may hold, enforced by
  * its allocator, for code the engine does not trust (workload specs,
- * lua/klineage/sandbox.lua). Opening the module wraps the state's
+ * lua/klineage/workload/spec_sandbox.lua). Opening the module wraps the state's
  * allocator once; the wrapper counts every block it hands out and frees,
  * and while a cap is set it refuses any growth that would take the count
  * past it. Lua then collects the garbage and asks once more; a second

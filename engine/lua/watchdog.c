@@ -1,5 +1,5 @@
 /* kl.watchdog: the wall-clock bound of sandboxed Lua that C code cannot
- * escape. The instruction hook of lua/klineage/spec_sandbox.lua only runs
+ * escape. The instruction hook of lua/klineage/workload/spec_sandbox.lua only runs
  * between Lua instructions; a C function of the standard library can loop
  * for hours without reaching one (string.rep("", 2^63) copies nothing 2^63
  * times, table.remove walks whatever length __len claims). Nothing can

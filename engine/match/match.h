@@ -2,7 +2,7 @@
  * steps, matched by dispatch on node kind with a literal-word prefilter;
  * rewriting with templates, a structural diff and anti-unification.
  *
- * The pattern TEXT is parsed in Lua (lua/klineage/pattern.lua, LPeg) into a
+ * The pattern TEXT is parsed in Lua (lua/klineage/pattern/init.lua, LPeg) into a
  * token list in which each metavariable use carries its slot, sort and
  * context. That list (km_ptoken[]) is what this C layer compiles.
  *
@@ -23,7 +23,7 @@
  * Work is bounded: max_steps per attempt and max_total_steps per run
  * (km_options), with the number of capped attempts and whether the run
  * stopped in km_results. What patterns reach, and the errors for those
- * that never match, are documented in lua/klineage/pattern.lua. A `...` between statements
+ * that never match, are documented in lua/klineage/pattern/init.lua. A `...` between statements
  * also descends into nested statements (the next `...` climbs back out),
  * so `if ($c) { ... __syncthreads(); ... }` finds a barrier in a loop.
  *

@@ -1,5 +1,5 @@
 // The C++ prelude CUDA C kernels are compiled against by kl.emu (the CPU
-// backend). lua/klineage/emu.lua lowers a kernel, prepends
+// backend). lua/klineage/device/emu.lua lowers a kernel, prepends
 // #include "prelude.h", appends the __kl_entry_/__kl_sig_ wrappers, and
 // compiles the result with the host g++ into a shared object that the
 // runtime in engine/emu drives (see abi.h for the interface).

@@ -24,7 +24,7 @@
 -- even where a network exists. The static DOM scan catches what a load
 -- may not try at all (a link, a lazy image, an inline handler).
 local cjson = require "cjson"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

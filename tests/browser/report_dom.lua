@@ -9,7 +9,7 @@
 --   report_dom.journal_steps(path) -> number of walk_step records | nil, failure
 --   report_dom.missing_skill_cards(dom, expected_ids) -> { id... } expected but absent,
 --                                                        { id... } present but not expected
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 
 local M = {}
 

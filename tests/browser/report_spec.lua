@@ -10,7 +10,7 @@ local report_dom = dofile(here .. "/report_dom.lua")
 
 -- >>> Switch for `klineage report RUN --open-in DIR`: "auto" runs its case
 -- when the command exists and skips it otherwise; "required" fails when it
--- is missing. Set "required" once lua/klineage/commands/report.lua is merged.
+-- is missing. Set "required" once lua/klineage/cli/commands/report.lua is merged.
 local REPORT_COMMAND = "required"
 
 -- The real walk the report case renders, from the shipped H200 journals.
@@ -190,7 +190,7 @@ describe("the static DOM scan", function()
 end)
 
 describe("klineage report on a real walk", function()
-  local have = pcall(require, "klineage.commands.report")
+  local have = pcall(require, "klineage.cli.commands.report")
   if not have then
     if REPORT_COMMAND == "required" then
       it("exists", function() fail("klineage report is missing (REPORT_COMMAND is \"required\")") end)

@@ -17,5 +17,5 @@ if not page_check.find_chromium() then
     .. "  scripts/install-deps.sh scripts/packages.txt scripts/browser-packages.txt\n")
   return 77
 end
-local _, failed = require("klineage.testing").run({ here .. "/report_spec.lua" }, { verbose = true })
+local _, failed = require("klineage.cli.testing").run({ here .. "/report_spec.lua" }, { verbose = true })
 return failed == 0 and 0 or 1

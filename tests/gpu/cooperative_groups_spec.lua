@@ -4,7 +4,7 @@
 -- reference.c), and is timed inside the roofline.
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/block_sum_cg"
@@ -12,7 +12,7 @@ local fixture = here .. "/../fixtures/workloads/block_sum_cg"
 describe("cooperative groups on the cuda backend", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local h = assert(io.open(fixture .. "/cg.cu", "rb"))
   -- a comment no earlier run wrote: the compile is a real one, not the cache's
   local src = h:read("a") .. string.format("\n// run %d %d\n", os.time(), math.random(1 << 30))

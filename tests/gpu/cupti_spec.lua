@@ -3,7 +3,7 @@
 local cuda = require "kl.cuda"
 local cupti = require "kl.cupti"
 local nvrtc = require "kl.nvrtc"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 
 local home = require("kl.host").home
 

@@ -2,7 +2,7 @@
 -- with dlopen, and computes the right answer. Needs a GPU (label gpu).
 local cuda = require "kl.cuda"
 local nvrtc = require "kl.nvrtc"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 
 local home = require("kl.host").home
 

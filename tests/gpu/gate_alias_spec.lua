@@ -1,10 +1,10 @@
--- In-place launches on a GPU (klineage.alias): the spec of
+-- In-place launches on a GPU (klineage.workload.alias): the spec of
 -- tests/adversarial/alias declares alias = { { "y", "x" } }, so the gate
 -- runs v0, the baseline and the C reference in place too on the cuda
 -- worker; the kernel that is right only out of place is rejected.
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dir = here .. "/../adversarial/alias"
@@ -12,7 +12,7 @@ local dir = here .. "/../adversarial/alias"
 describe("the gate on the cuda backend: kernels launched in place", function()
   local w = assert(workload.load(dir))
   local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
 
   it("passes v0 out of place and in place, the C reference in place too", function()
     local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { profile = false })

@@ -4,7 +4,7 @@
 -- (timing/) is timed doing the whole work.
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/saxpy"
@@ -13,7 +13,7 @@ local adversarial = here .. "/../adversarial"
 describe("the gate on the cuda backend", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local ceilings = assert(ctx:ceilings())
 
   it("measures plausible ceilings", function()
@@ -76,7 +76,7 @@ end
 describe("timed samples on the cuda backend", function()
   local w, dir = poly_at_scale()
   local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local v0 = { file = dir .. "/v0.cu" }
   local honest = gate.evaluate(ctx, v0, w)
   it("times the honest poly", function()
@@ -118,7 +118,7 @@ end)
 
 describe("hostile kernels and specs on the cuda backend", function()
   local pool = assert(pool_mod.new { backend = "cuda", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local sentinel = assert(workload.load(here .. "/../fixtures/workloads/sentinel"))
 
   it("passes an honest kernel whose spec counts far more flops than it does", function()

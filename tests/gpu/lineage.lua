@@ -6,7 +6,7 @@
 local name = assert(os.getenv("KL_WORKLOAD"), "set KL_WORKLOAD to a workload under gpu/workloads")
 local gate = require "klineage.gate"
 local w = assert(require("klineage.workload").load(name))
-local ctx = assert(require("klineage.context").new { backend = "cuda", timeout = 600, journal = false })
+local ctx = assert(require("klineage.device.context").new { backend = "cuda", timeout = 600, journal = false })
 
 describe(name .. " on the GPU", function()
   for _, file in ipairs(w.lineage) do

@@ -2,10 +2,10 @@
 -- compared with the bytes it must move, and the same kernel timed twice.
 local cuda = require "kl.cuda"
 local nvrtc = require "kl.nvrtc"
-local files = require "klineage.files"
-local gpu_timer = require "klineage.measure.gpu_timer"
-local sampler = require "klineage.measure.sampler"
-local stats = require "klineage.measure.stats"
+local files = require "klineage.base.files"
+local gpu_timer = require "klineage.device.measure.gpu_timer"
+local sampler = require "klineage.device.measure.sampler"
+local stats = require "klineage.device.measure.stats"
 
 local home = require("kl.host").home
 

@@ -3,8 +3,8 @@
 -- fault and a hang that cost only the worker.
 local nvrtc = require "kl.nvrtc"
 local randgen = require "kl.randgen"
-local protocol = require "klineage.worker.protocol"
-local pool_mod = require "klineage.worker.pool"
+local protocol = require "klineage.device.worker.protocol"
+local pool_mod = require "klineage.device.worker.pool"
 
 local KERNELS = [[
 extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {

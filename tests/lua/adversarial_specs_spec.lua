@@ -4,9 +4,9 @@
 local gate = require "klineage.gate"
 local kernel = require "klineage.gate.kernel"
 local session = require "klineage.gate.session"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 local host = require "kl.host"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
@@ -116,7 +116,7 @@ end)
 
 describe("hostile specs: refused when the gate judges a kernel", function()
   local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   for name, want in pairs(AT_GATE) do
     it(name, function()
       local t0 = host.clock()

@@ -1,4 +1,4 @@
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 
 local sgemm = [[
 #define BM 64

@@ -44,7 +44,7 @@ end)
 describe("klineage bench, killed and resumed", function()
   it("judges nothing twice: the resumed run reads the judged versions back from the journal", function()
     local proc = require "kl.proc"
-    local journal = require "klineage.journal"
+    local journal = require "klineage.store.journal"
     local dir = os.tmpname() .. ".d"
     local root = dir .. "/runs"
     assert(os.execute("mkdir -p '" .. root .. "'"))
@@ -114,7 +114,7 @@ end)
 describe("klineage bench, the progress line", function()
   -- The bench's own process, its stderr a pipe (never a terminal), with
   -- env's words before it.
-  local testing = require "klineage.testing"
+  local testing = require "klineage.cli.testing"
   local function bench(env)
     local cmd = "env " .. env .. " " .. testing.shell_quote(require("kl.host").executable()) .. " bench "
       .. testing.shell_quote(fixture) .. " --backend fake --max-seconds 0.05 --budget 30 --journal "

@@ -2,8 +2,8 @@
 -- run on the host) and the cubin cache live only in folders of this user's
 -- that no one else can write, found without /tmp fallbacks; a planted
 -- folder or file is refused with io_error, naming the path and why.
-local cache = require "klineage.cache"
-local emu = require "klineage.emu"
+local cache = require "klineage.device.cache"
+local emu = require "klineage.device.emu"
 local proc = require "kl.proc"
 local safedir = require "kl.safedir"
 local host = require "kl.host"
@@ -61,7 +61,7 @@ describe("the emu cache: where", function()
   it("follows KLINEAGE_CACHE: $KLINEAGE_CACHE/emu, made 0700", function()
     local dir = root .. "/kc"
     local lines, code, err = run_with({ KLINEAGE_CACHE = dir, XDG_CACHE_HOME = false, HOME = "/nonexistent" }, [[
-      local emu = require "klineage.emu"
+      local emu = require "klineage.device.emu"
       print((emu.cache_dir()))
       local m = assert(emu.compile('extern "C" __global__ void k(int *o) { o[0] = 1; }\n'))
       print(m.path)
@@ -85,13 +85,13 @@ describe("the emu cache: where", function()
   it("never falls back to /tmp: without HOME, the password database's home", function()
     local home = assert(safedir.home())
     local lines = run_with({ KLINEAGE_CACHE = false, XDG_CACHE_HOME = false, HOME = false },
-      'print((require("klineage.emu").cache_dir()))\nprint((require("klineage.cache").dir()))\n')
+      'print((require("klineage.device.emu").cache_dir()))\nprint((require("klineage.device.cache").dir()))\n')
     expect(lines[1]):equals(home .. "/.cache/klineage/emu")
     expect(lines[2]):equals(home .. "/.cache/klineage/cubin")
   end)
   it("ignores a relative XDG_CACHE_HOME, as the XDG spec says", function()
     local lines = run_with({ KLINEAGE_CACHE = false, XDG_CACHE_HOME = "rel", HOME = "/home/u" },
-      'print((require("klineage.emu").cache_dir()))\n')
+      'print((require("klineage.device.emu").cache_dir()))\n')
     expect(lines[1]):equals("/home/u/.cache/klineage/emu")
   end)
 end)
@@ -132,7 +132,7 @@ describe("the emu cache: planted folders and files", function()
     local dir = root .. "/kp"
     assert(sh("mkdir -m 0700 " .. q(dir) .. " && mkdir -m 0777 " .. q(dir .. "/emu") .. " && chmod 0777 " .. q(dir .. "/emu")))
     local lines = run_with({ KLINEAGE_CACHE = dir }, [[
-      local m, f = require("klineage.emu").compile('extern "C" __global__ void k(int *o) { o[0] = 2; }\n')
+      local m, f = require("klineage.device.emu").compile('extern "C" __global__ void k(int *o) { o[0] = 2; }\n')
       print(f and f.verdict, f and f.message)
     ]])
     expect(lines[1]):contains("io_error")

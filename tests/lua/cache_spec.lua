@@ -1,4 +1,4 @@
-local cache = require "klineage.cache"
+local cache = require "klineage.device.cache"
 local proc = require "kl.proc"
 local nvrtc = require "kl.nvrtc"
 
@@ -153,7 +153,7 @@ describe("cache: torn writes", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
     f:write(string.format([[
-      local cache = require "klineage.cache"
+      local cache = require "klineage.device.cache"
       local r = assert(cache.lookup(%q, %q))
       for i = 1, 200 do assert(cache.store(%q, r, %q)) end
     ]], key, dir, key, dir))
@@ -185,7 +185,7 @@ describe("cache: location", function()
     local exe = require("kl.host").executable()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
-    f:write("print(require('klineage.cache').dir())\n")
+    f:write("print(require('klineage.device.cache').dir())\n")
     f:close()
     local function dir_with(env)
       local p = assert(proc.spawn({ argv = { exe, "run", script }, env = env }))

@@ -4,8 +4,8 @@
 -- in tests/adversarial/cli/; the ones a file cannot hold (a FIFO, a device,
 -- a path under a regular file, names with a quote or a newline, a full
 -- disk) are made here in a temporary folder.
-local testing = require "klineage.testing"
-local journal = require "klineage.journal"
+local testing = require "klineage.cli.testing"
+local journal = require "klineage.store.journal"
 local exe = require("kl.host").executable()
 local q = testing.shell_quote
 
@@ -367,7 +367,7 @@ describe("compile errors that hid their cause", function()
 end)
 
 describe("kernel paths with a quote or a newline on emu", function()
-  local emu = require "klineage.emu"
+  local emu = require "klineage.device.emu"
   local good = 'extern "C" __global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n'
   local bad = 'extern "C" __global__ void k(float *o) {\n  o[0] = nope;\n}\n'
   for _, name in ipairs({ 'q"uote.cu', "new\nline.cu", "back\\slash.cu" }) do
@@ -377,7 +377,7 @@ describe("kernel paths with a quote or a newline on emu", function()
       m:close()
       local _, berr = emu.compile(bad, { name = name })
       expect(berr.verdict):equals("compile_error")
-      expect(berr.message:match("^[^:]*")):equals(require("klineage.files").display(name) .. "")
+      expect(berr.message:match("^[^:]*")):equals(require("klineage.base.files").display(name) .. "")
     end)
   end
   it("judges a correct kernel at such a path ok through the gate", function()

@@ -3,12 +3,12 @@
 -- is stopped, processes and all, and the gate gives compile_timeout, blamed
 -- on the candidate. The kernels of tests/adversarial/compile_time evaluate
 -- constants for minutes; a limit of 2 s keeps this test short.
-local cache = require "klineage.cache"
-local emu = require "klineage.emu"
+local cache = require "klineage.device.cache"
+local emu = require "klineage.device.emu"
 local gate = require "klineage.gate"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 local proc = require "kl.proc"
 local host = require "kl.host"
 
@@ -87,8 +87,8 @@ describe("the compile time limit", function()
   end)
 
   it("gives compile_timeout through the gate, for NVRTC and for emu's host compile", function()
-    local pool = assert(require("klineage.worker.pool").new { backend = "emu", timeout = 120 })
-    local ctx = assert(require("klineage.context").new { journal = false, pool = pool, compile_limit = LIMIT })
+    local pool = assert(require("klineage.device.worker.pool").new { backend = "emu", timeout = 120 })
+    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool, compile_limit = LIMIT })
     expect(ctx.compile_limit):equals(LIMIT)
     local w = assert(workload.load(fixtures .. "/saxpy"))
     local r = gate.evaluate(ctx, { file = slow .. "/constexpr_nvrtc.cu" }, w)
@@ -101,17 +101,17 @@ describe("the compile time limit", function()
     expect(h.stages.correct.message):contains("the host compiler did not finish")
     -- The same pool still judges a kernel afterwards; at the default limit,
     -- since a loaded machine can take more than LIMIT for saxpy itself.
-    local after = assert(require("klineage.context").new { journal = false, pool = pool })
+    local after = assert(require("klineage.device.context").new { journal = false, pool = pool })
     expect(gate.evaluate(after, { file = fixtures .. "/saxpy/v0.cu" }, w).verdict):equals("ok")
     after:close(); ctx:close(); pool:close()
   end)
 
   it("defaults to a sane limit, and refuses a limit that is not one", function()
     expect(cache.TIME_LIMIT >= 60 and cache.TIME_LIMIT <= 300):is_true()
-    local pool = assert(require("klineage.worker.pool").new { backend = "fake" })
-    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local pool = assert(require("klineage.device.worker.pool").new { backend = "fake" })
+    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
     expect(ctx.compile_limit):equals(cache.TIME_LIMIT)
-    local none, f = require("klineage.context").new { journal = false, pool = pool, compile_limit = 0 }
+    local none, f = require("klineage.device.context").new { journal = false, pool = pool, compile_limit = 0 }
     expect(none):is_nil()
     expect(f.verdict):equals("bad_input")
     ctx:close(); pool:close()

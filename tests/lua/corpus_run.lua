@@ -27,5 +27,5 @@ if read(dir .. "/manifest.txt") ~= want then
   io.stderr:write("corpus: SKIP: there is " .. what)
   return 77
 end
-local _, failed = require("klineage.testing").run({ here .. "/corpus_transforms.lua" }, { verbose = true })
+local _, failed = require("klineage.cli.testing").run({ here .. "/corpus_transforms.lua" }, { verbose = true })
 return failed == 0 and 0 or 1

@@ -18,7 +18,7 @@
 local transforms = require "klineage.transforms"
 local source = require "kl.source"
 local nvrtc = require "kl.nvrtc"
-local cache = require "klineage.cache"
+local cache = require "klineage.device.cache"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local root = dofile(here .. "/corpus_dir.lua")

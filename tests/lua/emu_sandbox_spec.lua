@@ -8,7 +8,7 @@
 -- what the sandbox catches.
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixtures = here .. "/../fixtures/workloads"
@@ -56,7 +56,7 @@ end
 local function context(env)
   env.KL_ESCAPE_MARK = mark
   local pool = assert(pool_mod.new { backend = "emu", timeout = 120, env = env })
-  return assert(require("klineage.context").new { journal = false, pool = pool }), pool
+  return assert(require("klineage.device.context").new { journal = false, pool = pool }), pool
 end
 
 describe("the emu sandbox, through the gate", function()
@@ -136,9 +136,9 @@ describe("the emu worker's environment", function()
   local script = marks .. "/judge.lua"
   local h = assert(io.open(script, "w"))
   h:write(string.format([[
-    local pool = assert(require("klineage.worker.pool").new { backend = "emu", timeout = 120,
+    local pool = assert(require("klineage.device.worker.pool").new { backend = "emu", timeout = 120,
       env = { KL_VISIBLE = os.getenv("KL_SHOW_CANARY") and "kl-secret-canary" or nil, GITHUB_TOKEN = "kl-secret-canary" } })
-    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
     local w = assert(require("klineage.workload").load(%q))
     local r = require("klineage.gate").evaluate(ctx, { file = %q }, w)
     io.write(r.verdict, "\n")
@@ -171,7 +171,7 @@ describe("the sandboxed emu worker's load", function()
     expect(r):is_nil()
     expect(f.verdict):equals("bad_request")
     expect(f.message):contains("cannot compile")
-    local built = assert(require("klineage.emu").build(src, { name = "k.cu" }))
+    local built = assert(require("klineage.device.emu").build(src, { name = "k.cu" }))
     local ok = assert(pool:request(1, { op = "load", module = "m", source = src, library = built.path, kernels = { "k" } }))
     expect(ok.functions.k.params):equals({ "ptr" })
     pool:close()

@@ -1,5 +1,5 @@
 -- kl.emu: CUDA C kernels run on the CPU, checked against CPU computations.
-local emu = require "klineage.emu"
+local emu = require "klineage.device.emu"
 local kemu = require "kl.emu"
 
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
@@ -678,7 +678,7 @@ describe("kl.emu fibers", function()
 end)
 
 describe("kl.emu worker backend", function()
-  local worker = require "klineage.emu_worker"
+  local worker = require "klineage.device.emu_worker"
   local randgen = require "kl.randgen"
   local hash = require "kl.hash"
   local saxpy = [[
@@ -721,7 +721,7 @@ extern "C" __global__ void saxpy_overrun(int n, float a, const float *x, float *
     local c = w:compare({ buffer = "y", against = "y@ref", rtol = 1e-5, atol = 0 })
     expect(c.pass):is_false()
     expect(c.first_bad):equals(n)
-    local ref = require("klineage.worker.protocol").unbase64(w:read({ buffer = "y@ref" }).data_b64)
+    local ref = require("klineage.device.worker.protocol").unbase64(w:read({ buffer = "y@ref" }).data_b64)
     expect(w:read({ buffer = "y", index = 0 }).value):equals(randgen.get("f32", ref, 1))
   end)
   it("keeps a bounded set of modules loaded: the least recently used is unmapped", function()
@@ -759,8 +759,8 @@ extern "C" __global__ void saxpy_overrun(int n, float a, const float *x, float *
     expect(f3.message):contains("buffer 'x' element index 1000")
   end)
   it("serves JSON lines through the worker command's loop", function()
-    local protocol = require "klineage.worker.protocol"
-    local serve = require("klineage.commands.worker").serve
+    local protocol = require "klineage.device.worker.protocol"
+    local serve = require("klineage.cli.commands.worker").serve
     local requests = {
       { id = 1, op = "hello", protocol = 1 },
       { id = 2, op = "load", module = "m", source = saxpy, kernels = { "saxpy" } },

@@ -3,8 +3,8 @@
 -- arithmetic: the geometric mean, fast_1 and fast_2, cycles to 90 % of a
 -- policy's own final and of the best final on the task, wrong kernels.
 local eval = require "klineage.eval"
-local files = require "klineage.files"
-local journal = require "klineage.journal"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
 
 local home = require("kl.host").home
 local held_out = home .. "/examples/suites/held-out"

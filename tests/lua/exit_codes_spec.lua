@@ -1,11 +1,11 @@
--- Exit codes (klineage.exit_codes): the rule table against the verdict
+-- Exit codes (klineage.base.exit_codes): the rule table against the verdict
 -- registry, the CLI's own codes in-process, that no command maps a verdict
 -- to a code itself, and every command's classes as separate processes:
 -- 2 bad input, 1 the work ran and said no, 0 success (and the documented
 -- special codes).
-local exit_codes = require "klineage.exit_codes"
-local verdicts = require "klineage.verdicts"
-local testing = require "klineage.testing"
+local exit_codes = require "klineage.base.exit_codes"
+local verdicts = require "klineage.base.verdicts"
+local testing = require "klineage.cli.testing"
 local host = require "kl.host"
 local q = testing.shell_quote
 
@@ -56,7 +56,7 @@ describe("the rule table", function()
     expect(exit_codes.of("failed")):equals(1)
     expect(exit_codes.of("incomplete")):equals(3)
     expect(exit_codes.of("stopped_after_fault")):equals(3)
-    local m = require("klineage.commands.match").exit
+    local m = require("klineage.cli.commands.match").exit
     expect({ m.matched, m.none, m.error, m.capped, m.skipped }):equals({ 0, 1, 2, 3, 4 })
   end)
   it("raises on what is no outcome", function()
@@ -70,13 +70,13 @@ end)
 -- cli.main with a command of the test's own whose run raises what it is
 -- given; stderr goes to a temporary file. Returns the code and the line.
 local function main_with(raise)
-  package.loaded["klineage.commands.zz_exit_probe"] = { summary = "", usage = "", help = "",
+  package.loaded["klineage.cli.commands.zz_exit_probe"] = { summary = "", usage = "", help = "",
     run = function() error(raise, 0) end }
   local saved, tmp = io.stderr, io.tmpfile()
   io.stderr = tmp
   local ok, code = pcall(require("klineage.cli").main, { "zz_exit_probe" }, home)
   io.stderr = saved
-  package.loaded["klineage.commands.zz_exit_probe"] = nil
+  package.loaded["klineage.cli.commands.zz_exit_probe"] = nil
   tmp:seek("set")
   local said = tmp:read("a")
   tmp:close()
@@ -103,11 +103,11 @@ end)
 
 describe("the commands", function()
   it("map no verdict to a code themselves: every code comes from exit_codes", function()
-    local files = require("kl.fs").list(home .. "/lua/klineage/commands")
+    local files = require("kl.fs").list(home .. "/lua/klineage/cli/commands")
     table.sort(files)
     expect(#files):at_least(18)
     for _, name in ipairs(files) do
-      local text = read_file(home .. "/lua/klineage/commands/" .. name)
+      local text = read_file(home .. "/lua/klineage/cli/commands/" .. name)
       local n = 0
       for line in text:gmatch("[^\n]*") do
         n = n + 1

@@ -1,4 +1,4 @@
-local expr = require "klineage.expr"
+local expr = require "klineage.base.expr"
 
 local function ev(text, ...)
   local c = assert(expr.compile(text))

@@ -1,6 +1,6 @@
 local facts = require "klineage.facts"
 local workload = require "klineage.workload"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local home = require("kl.host").home
 
 local function read(wl, file)

@@ -1,14 +1,14 @@
--- In-place launches (klineage.alias) on emu: a spec that declares
+-- In-place launches (klineage.workload.alias) on emu: a spec that declares
 -- alias = { { "y", "x" } } has every test size judged in place too, the
 -- baseline and the C reference run the same way
 -- (tests/adversarial/alias/README.md lists the kernels and verdicts).
 local gate = require "klineage.gate"
 local kernel = require "klineage.gate.kernel"
 local session = require "klineage.gate.session"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
-local alias = require "klineage.alias"
-local pool_mod = require "klineage.worker.pool"
+local alias = require "klineage.workload.alias"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local dir = here .. "/../adversarial/alias"
@@ -23,7 +23,7 @@ end
 
 describe("gate on emu: kernels launched in place", function()
   local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local w = assert(workload.load(dir))
 
   it("passes v0, judging each test size and seed out of place and in place", function()
@@ -74,7 +74,7 @@ end)
 
 describe("gate: a run that binds one buffer to two pointers the spec keeps apart", function()
   local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local saxpy = here .. "/../fixtures/workloads/saxpy"
   it("is bad_input naming both arguments", function()
     local w = assert(workload.load(saxpy))

@@ -2,7 +2,7 @@
 -- poisoning and comparison as on a GPU.
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixtures = here .. "/../fixtures/workloads"
@@ -17,7 +17,7 @@ extern "C" __global__ void sentinel(int n, const float *x, int *out) {
 
 describe("gate.evaluate on emu", function()
   local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local w = assert(workload.load(fixtures .. "/sentinel"))
 
   it("passes the baseline and skips the profile stage with a reason", function()
@@ -47,7 +47,7 @@ end)
 -- function, one built from the other.
 describe("gate.evaluate on emu: integer inits and inputs built on the host", function()
   local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local w = assert(workload.load(fixtures .. "/csr_int"))
 
   it("fills integer buffers on emu and passes the baseline", function()
@@ -85,10 +85,10 @@ end)
 -- (gpu/emu/prelude.h): where the tolerance cannot hold them, it is wrong.
 describe("gate.evaluate on emu, fast intrinsics against a tight tolerance", function()
   local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local dir = fixtures .. "/fast_math_tolerance"
   local w = assert(workload.load(dir))
-  local precise = assert(require("klineage.files").read_text(dir .. "/v0.cu"))
+  local precise = assert(require("klineage.base.files").read_text(dir .. "/v0.cu"))
 
   it("passes the precise kernel", function()
     expect(gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w).verdict):equals("ok")

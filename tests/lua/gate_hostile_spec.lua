@@ -4,7 +4,7 @@
 -- tests/adversarial/ (or written here, where it needs a table).
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 local randgen = require "kl.randgen"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
@@ -12,7 +12,7 @@ local fixtures = here .. "/../fixtures/workloads"
 local adversarial = here .. "/../adversarial"
 
 local pool = assert(pool_mod.new { backend = "emu", timeout = 120 })
-local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
 local sentinel = assert(workload.load(fixtures .. "/sentinel"))
 
 local function self_judged(file, w)
@@ -54,7 +54,7 @@ end)
 describe("the reference copy", function()
   it("is checksummed: a kernel that writes into it is out_of_bounds (fake worker)", function()
     local fpool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-    local fctx = assert(require("klineage.context").new { journal = false, pool = fpool })
+    local fctx = assert(require("klineage.device.context").new { journal = false, pool = fpool })
     local saxpy = assert(workload.load(fixtures .. "/saxpy"))
     local src = assert(io.open(fixtures .. "/saxpy/v0.cu")):read("a"):gsub("void saxpy%(", "void saxpy_writes_reference(")
     local r = gate.evaluate(fctx, { source = src, file = "writes_reference.cu", kernel = "saxpy_writes_reference" }, saxpy,
@@ -66,7 +66,7 @@ describe("the reference copy", function()
 
   it("kept between trials is checked against its first checksum: a kernel that poisons it never passes (fake worker)", function()
     local fpool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-    local fctx = assert(require("klineage.context").new { journal = false, pool = fpool })
+    local fctx = assert(require("klineage.device.context").new { journal = false, pool = fpool })
     local saxpy = assert(workload.load(fixtures .. "/saxpy"))
     local src = assert(io.open(fixtures .. "/saxpy/v0.cu")):read("a"):gsub("void saxpy%(", "void saxpy_poisons_kept(")
     local good = gate.evaluate(fctx, { file = fixtures .. "/saxpy/v0.cu" }, saxpy, { profile = false, random_seeds = 0 })

@@ -1,7 +1,7 @@
 -- The gate reads a kernel's signature from its source: hostile shapes of
 -- parameter lists are refused, never guessed.
 local kernel = require "klineage.gate.kernel"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local adversarial = here .. "/../adversarial"

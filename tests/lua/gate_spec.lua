@@ -3,7 +3,7 @@
 -- baseline over sizes and seeds, and the profile stage.
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/saxpy"
@@ -19,7 +19,7 @@ extern "C" __global__ void saxpy_off_by_one(int n, float a, const float *x, floa
 describe("gate.evaluate on the fake worker", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
 
   it("passes the baseline against itself, over every size and seed", function()
     local r = gate.evaluate(ctx, { file = fixture .. "/v0.cu" }, w)
@@ -56,7 +56,7 @@ describe("gate.evaluate on the fake worker", function()
   end)
 
   it("charges a compile error and a refused candidate to the budget", function()
-    local small = assert(require("klineage.context").new { journal = false, pool = pool, budget = 2 })
+    local small = assert(require("klineage.device.context").new { journal = false, pool = pool, budget = 2 })
     local r1 = gate.evaluate(small, { source = "not CUDA at all", file = "junk.cu" }, w)
     expect(r1.verdict):equals("compile_error")
     local r2 = gate.evaluate(small, { file = "/nonexistent/k.cu" }, w)
@@ -75,7 +75,7 @@ end)
 describe("gate.compare on the fake worker", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   it("times two candidates interleaved and gives a verdict", function()
     local c = assert(gate.compare(ctx, { file = fixture .. "/v0.cu" }, { file = fixture .. "/v0.cu" }, w,
       { rounds = 2, block = 3 }))
@@ -121,7 +121,7 @@ return {
     end
     local w = counted(assert(workload.load(dir)))
     local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
     local r = gate.evaluate(ctx, { file = dir .. "/v0.cu" }, w, { max_seconds = 0.05, random_seeds = 0 })
     expect(r.verdict):equals("ok")
     -- 3 sizes x 3 seeds, plus the profile's recheck seed: each built once,
@@ -149,7 +149,7 @@ describe("gate.evaluate_all on two fake workers", function()
   it("spreads the candidates over both workers and keeps their order", function()
     local w = assert(workload.load(fixture))
     local pool = assert(pool_mod.new { backend = "fake", devices = { "a", "b" }, timeout = 30 })
-    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
     local v0 = { file = fixture .. "/v0.cu" }
     local bad = { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }
     local started, finished = {}, {}
@@ -180,7 +180,7 @@ describe("gate.evaluate_all on two fake workers", function()
     assert(io.open(dir .. "/workload.lua", "w")):write(text):close()
     local w = assert(workload.load(dir))
     local pool = assert(pool_mod.new { backend = "fake", devices = { "a", "b" }, timeout = 30 })
-    local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
     local v0 = { file = dir .. "/v0.cu" }
     local bad = { source = OFF_BY_ONE, file = "off_by_one.cu", kernel = "saxpy_off_by_one" }
     local records = gate.evaluate_all(ctx, { v0, bad, v0, bad }, w, { max_seconds = 0.05 })

@@ -8,7 +8,7 @@ local gate = require "klineage.gate"
 local kernel = require "klineage.gate.kernel"
 local session = require "klineage.gate.session"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/poly"
@@ -33,7 +33,7 @@ end
 describe("timed samples on the fake worker", function()
   local w = assert(workload.load(fixture))
   local pool = assert(pool_mod.new { backend = "fake", timeout = 60 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local honest = gate.evaluate(ctx, { file = fixture .. "/v0.cu" }, w, OPTS)
 
   it("times the honest kernel", function()

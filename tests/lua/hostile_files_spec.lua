@@ -10,7 +10,7 @@
 --   a stored kernel that no longer matches its hash is refused.
 -- Each case runs the engine as a child under a time limit and a memory
 -- cap, so that one that blocks or fills memory fails instead of hanging.
-local testing = require "klineage.testing"
+local testing = require "klineage.cli.testing"
 local proc = require "kl.proc"
 local exe = require("kl.host").executable()
 local q = testing.shell_quote
@@ -119,7 +119,7 @@ describe("files that are not regular files, where the engine reads one", functio
     local path = tmp .. "/append-fifo"
     sh("mkfifo " .. q(path))
     local out, code = script(tmp, [[
-      local j, f = require("klineage.journal").open(arg[1])
+      local j, f = require("klineage.store.journal").open(arg[1])
       print(j and "opened" or (f.verdict .. ": " .. f.message))
     ]], path)
     expect(code):equals(0)
@@ -174,7 +174,7 @@ describe("optimize --out", function()
     sh("mkdir -p " .. q(dir))
     write(dir .. "/out.cu", "old\n")
     local path = write(tmp .. "/writer.lua", [[
-      local ok, f = require("klineage.files").write_out(arg[1], string.rep("x", 1 << 20))
+      local ok, f = require("klineage.base.files").write_out(arg[1], string.rep("x", 1 << 20))
       print(ok and "written" or (f.verdict .. ": " .. f.message))
     ]])
     local out = cli({ shell = "trap '' XFSZ; ulimit -f 64" }, "run", path, dir .. "/out.cu")
@@ -234,7 +234,7 @@ describe("paths that lead out of their folder", function()
   end
 
   it("refuses a run name with a slash or a control character in the library too", function()
-    local runs = require "klineage.runs"
+    local runs = require "klineage.store.runs"
     for _, id in ipairs({ "a/b", "..", ".", "", "new\nline" }) do
       local run, f = runs.create(tmp .. "/lib-runs", id)
       expect(run):is_nil()
@@ -305,7 +305,7 @@ describe("the lock of a run folder", function()
   local root = tmp .. "/runs"
   -- A process that holds a folder's lock as a command does, until killed.
   local holder = write(tmp .. "/holder.lua", [[
-    local lock = assert(require("klineage.runlock").acquire(arg[1]))
+    local lock = assert(require("klineage.store.runlock").acquire(arg[1]))
     io.stdout:write("ready\n")
     io.stdout:flush()
     require("kl.proc").sleep(60)

@@ -1,4 +1,4 @@
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 local proc = require "kl.proc"
 
 local root = os.tmpname()
@@ -70,7 +70,7 @@ describe("journal", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
     f:write(string.format([[
-      local j = assert(require("klineage.journal").open(%q))
+      local j = assert(require("klineage.store.journal").open(%q))
       assert(j:append({ candidate = "child" }))
       print("appended")
       io.stdout:flush()

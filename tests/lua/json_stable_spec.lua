@@ -4,8 +4,8 @@
 -- would repeat and prove nothing. Commands that gate or time a kernel
 -- (gate, bench, walk, eval, optimize) print the same encoder's text but
 -- measure something different on each run, so they are left to the unit
--- checks of klineage.stable_json below.
-local json = require "klineage.stable_json"
+-- checks of klineage.base.stable_json below.
+local json = require "klineage.base.stable_json"
 local cjson = require "cjson"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
@@ -65,7 +65,7 @@ describe("every --json is byte-stable across processes", function()
 
   it("journal show RUN --json", function()
     local dir = scratch_dir()
-    local j = assert(require("klineage.journal").open(dir .. "/run-a/journal.jsonl"))
+    local j = assert(require("klineage.store.journal").open(dir .. "/run-a/journal.jsonl"))
     for i = 1, 4 do
       assert(j:append({ kind = "evaluation", candidate = "v" .. i, verdict = i % 2 == 0 and "ok" or "wrong",
         compile = { registers = 30 + i, smem = 1024 * i, spills = 0, occupancy = 0.5 },
@@ -82,7 +82,7 @@ describe("every --json is byte-stable across processes", function()
   end)
 end)
 
-describe("klineage.stable_json", function()
+describe("klineage.base.stable_json", function()
   it("sorts object keys at every depth, whatever order they were set in", function()
     local a, b = {}, {}
     for i = 1, 40 do a["k" .. i] = { x = i, [i % 3 == 0 and "z" or "y"] = true } end

@@ -12,7 +12,7 @@ local gate = require "klineage.gate"
 local kernel = require "klineage.gate.kernel"
 local reference = require "klineage.gate.reference"
 local w = assert(require("klineage.workload").load(name))
-local ctx = assert(require("klineage.context").new { backend = "emu", timeout = 600, journal = false })
+local ctx = assert(require("klineage.device.context").new { backend = "emu", timeout = 600, journal = false })
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local sample = dofile(here .. "/site_sample.lua")
 local mode = sample.mode("KL_VERSIONS")

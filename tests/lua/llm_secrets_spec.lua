@@ -1,11 +1,11 @@
 -- Secrets on the LLM side: what a command provider's program inherits,
 -- every provider's key scrubbed from what comes back, and credentials
 -- written into a base URL kept out of journals and reports.
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 local llm = require "klineage.llm"
-local redact = require "klineage.llm.redact"
+local redact = require "klineage.base.redact"
 local report = require "klineage.report"
-local testing = require "klineage.testing"
+local testing = require "klineage.cli.testing"
 
 local HERE = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")
 local OPENAI = "sk-openai-0123456789ABCDEF"

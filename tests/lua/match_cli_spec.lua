@@ -4,9 +4,9 @@
 -- keeping links and modes, the file size limit, the step cap, and the
 -- validation of numeric options. End to end through the klineage binary
 -- where the shell matters (a glob, PATH), in-process elsewhere.
-local testing = require "klineage.testing"
+local testing = require "klineage.cli.testing"
 local fs = require "kl.fs"
-local cmd = require "klineage.commands.match"
+local cmd = require "klineage.cli.commands.match"
 local exe = require("kl.host").executable()
 local q = testing.shell_quote
 
@@ -319,7 +319,7 @@ describe("klineage match: the size limit", function()
 end)
 
 describe("klineage match: the step cap", function()
-  local match = require "klineage.match"
+  local match = require "klineage.pattern.match"
   local PATTERN = "__syncthreads(); ... __syncwarp();"
   -- A short sequence that matches in a few steps, and a long one whose
   -- `...` has thousands of statements to walk.

@@ -3,7 +3,7 @@
 -- verdict when a cap stops it, and patterns that can never match refused.
 -- Opaque inputs start each statement with a stray byte (or are garbage
 -- bytes) so that no parser fix will ever structure them.
-local match = require "klineage.match"
+local match = require "klineage.pattern.match"
 local source = require "kl.source"
 
 local function bindings(m)

@@ -1,7 +1,7 @@
--- kl.match and klineage.match: the golden cases under tests/match/, then
+-- kl.match and klineage.pattern.match: the golden cases under tests/match/, then
 -- unit tests for the pattern language, matching options, rewriting,
 -- structural diff and anti-unification.
-local match = require "klineage.match"
+local match = require "klineage.pattern.match"
 local pattern = require "klineage.pattern"
 local source = require "kl.source"
 local kmatch = require "kl.match"
@@ -481,7 +481,7 @@ void g() {
 end)
 
 describe("klineage match (CLI)", function()
-  local cmd = require "klineage.commands.match"
+  local cmd = require "klineage.cli.commands.match"
   local function run(argv)
     local out, err = {}, {}
     local env = {

@@ -1,5 +1,5 @@
-local stats = require "klineage.measure.stats"
-local sampler = require "klineage.measure.sampler"
+local stats = require "klineage.device.measure.stats"
+local sampler = require "klineage.device.measure.sampler"
 
 describe("measure.stats", function()
   it("takes medians and quantiles", function()

@@ -4,7 +4,7 @@
 -- NVRTC) compile a kernel that includes it; no GPU is needed.
 local nvrtc = require "kl.nvrtc"
 local fs = require "kl.fs"
-local testing = require "klineage.testing"
+local testing = require "klineage.cli.testing"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local fixture = here .. "/../fixtures/workloads/block_sum_cg"
@@ -60,8 +60,8 @@ end)
 describe("the gate on emu with cooperative groups", function()
   local gate = require "klineage.gate"
   local workload = require "klineage.workload"
-  local pool = assert(require("klineage.worker.pool").new { backend = "emu", timeout = 120 })
-  local ctx = assert(require("klineage.context").new { journal = false, pool = pool })
+  local pool = assert(require("klineage.device.worker.pool").new { backend = "emu", timeout = 120 })
+  local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool })
   local w = assert(workload.load(fixture))
   -- The gate's compiles go through the cubin cache, keyed by the source: a
   -- comment no earlier run wrote makes this run's compile a real one.

@@ -2,8 +2,8 @@
 -- fake stream forced to tty mode (or not), with a fake clock: the fields
 -- it holds, the cut to the width, the clearing, and silence off a
 -- terminal. The environment's switch is checked in a child process.
-local progress = require "klineage.progress"
-local testing = require "klineage.testing"
+local progress = require "klineage.cli.progress"
+local testing = require "klineage.cli.testing"
 
 local CLEAR = "\r\27[K"
 
@@ -131,7 +131,7 @@ describe("progress.wanted and progress.width, from the environment", function()
   -- A child process, so that the variables are its own; its stderr is a
   -- pipe, never a terminal.
   local script = scratch_file([[
-local p = require "klineage.progress"
+local p = require "klineage.cli.progress"
 io.write(tostring(p.wanted()), " ", tostring(p.width()), "\n")
 ]], ".lua")
   local function child(env)

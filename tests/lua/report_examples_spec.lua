@@ -1,7 +1,7 @@
 -- The committed example reports (reports/examples/) are what `klineage
 -- report` makes of the journals beside them, byte for byte: an example
 -- never goes stale while the renderer changes.
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 
 local home = require("kl.host").home
 local examples = home .. "/reports/examples"

@@ -4,7 +4,7 @@
 local cjson = require "cjson"
 local doc = require "klineage.report.doc"
 local escape = require "klineage.report.escape"
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 local md = require "kl.md"
 local report = require "klineage.report"
 local svg = require "klineage.report.svg"

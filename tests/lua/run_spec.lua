@@ -1,12 +1,12 @@
 -- The run context, its budget, its journal and resume, and who the gate
 -- blames when something other than the candidate fails: on the fake worker
 -- (a real child process, kernels in Lua).
-local context = require "klineage.context"
+local context = require "klineage.device.context"
 local gate = require "klineage.gate"
-local journal = require "klineage.journal"
-local runs = require "klineage.runs"
+local journal = require "klineage.store.journal"
+local runs = require "klineage.store.runs"
 local workload = require "klineage.workload"
-local pool_mod = require "klineage.worker.pool"
+local pool_mod = require "klineage.device.worker.pool"
 local hash = require "kl.hash"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")

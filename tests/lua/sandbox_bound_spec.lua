@@ -5,7 +5,7 @@
 -- under `timeout` (a generous cap), so a hang fails the test instead of
 -- holding it; KLINEAGE_SANDBOX_SECONDS makes the time limit small.
 local cjson = require "cjson"
-local testing = require "klineage.testing"
+local testing = require "klineage.cli.testing"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local specs = here .. "/../adversarial/specs"
@@ -82,7 +82,7 @@ describe("the watchdog: a C loop that no guard knows", function()
   it("ends the process past the time limit, with one line and exit code 2", function()
     -- the engine hands the spec the real string.rep, unguarded
     local script = scratch_file([[
-      local sandbox = require "klineage.spec_sandbox"
+      local sandbox = require "klineage.workload.spec_sandbox"
       local sb = sandbox.new("the test's spec")
       local limits = { instructions = 1e9, memory = 1 << 24 }
       local _, chunk = sb:call(limits, load, "local rep = ... return rep('', math.maxinteger)", "=spec", "t", sb.env)

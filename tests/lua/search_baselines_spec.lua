@@ -4,9 +4,9 @@
 -- the past task most like the kernel and replays its transforms; llm-only
 -- needs a provider, and gates what the LLM answers like any other
 -- candidate, each call charged.
-local context = require "klineage.context"
-local files = require "klineage.files"
-local journal = require "klineage.journal"
+local context = require "klineage.device.context"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
 local llm = require "klineage.llm"
 local memory_store = require "klineage.search.memory_store"
 local search = require "klineage.search"

@@ -3,9 +3,9 @@
 -- decision journaled, the input as the correctness reference, a wrong
 -- candidate never kept, the budget held, a resumed run charging nothing
 -- twice, and the optimize report regenerated from the journal.
-local context = require "klineage.context"
-local files = require "klineage.files"
-local journal = require "klineage.journal"
+local context = require "klineage.device.context"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
 local search = require "klineage.search"
 local store = require "klineage.skills.store"
 local workload = require "klineage.workload"

@@ -6,11 +6,11 @@
 -- probe records (a size probe's facts at its own size, a failed forward
 -- probe as a failure). The timed probes ran on the H200: their journals are
 -- reports/probes/, and skills_shipped_spec holds the skills learned from them.
-local context = require "klineage.context"
+local context = require "klineage.device.context"
 local extract = require "klineage.skills.extract"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 local gate = require "klineage.gate"
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 local learn = require "klineage.skills.learn"
 local match = require "klineage.skills.match"
 local probe = require "klineage.skills.probe"

@@ -8,7 +8,7 @@ local store = require "klineage.skills.store"
 local explain = require "klineage.skills.explain"
 local smatch = require "klineage.skills.match"
 local fs = require "kl.fs"
-local testing = require "klineage.testing"
+local testing = require "klineage.cli.testing"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local FIXTURES = here .. "/../skills/sm_90"
@@ -410,7 +410,7 @@ describe("match", function()
     expect(#rows[1].unknown):equals(2)
   end)
 
-  it("matches a template pattern with klineage.match, and offers nothing where the transform has no site", function()
+  it("matches a template pattern with klineage.pattern.match, and offers nothing where the transform has no site", function()
     local rows = assert(smatch.kernel({ fixture("fixture-template") }, v1, { workload = w }))
     expect(#rows):equals(1)
     expect(rows[1].site):matches("^pattern@%d+:%d+$")

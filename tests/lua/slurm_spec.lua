@@ -5,8 +5,8 @@
 local batch = require "klineage.slurm.batch"
 local folder = require "klineage.slurm.folder"
 local options = require "klineage.slurm.options"
-local files = require "klineage.files"
-local testing = require "klineage.testing"
+local files = require "klineage.base.files"
+local testing = require "klineage.cli.testing"
 
 local home = require("kl.host").home
 local held_out = home .. "/examples/suites/held-out"
@@ -199,7 +199,7 @@ describe("klineage slurm merge of an eval", function()
     for _, f in ipairs(ARTEFACTS) do check(read_file(a .. "/" .. f) == before[f], "%s changed when merged again", f) end
   end)
   it("keeps the eval's unit order, and the units' own times only", function()
-    local records = assert(require("klineage.journal").read(a .. "/journal.jsonl"))
+    local records = assert(require("klineage.store.journal").read(a .. "/journal.jsonl"))
     expect(records[1].kind):equals("run")
     expect(records[1].time):equals(1796000001) -- the earliest unit's start
     local names = {}

@@ -22,7 +22,7 @@ end
 
 -- The shared splice: edits by 1-based inclusive byte positions, applied
 -- at once, overlaps refused (a refusal fails the test).
-local match = require "klineage.match"
+local match = require "klineage.pattern.match"
 local function splice(text, edits)
   local out, failure = match.splice(text, edits)
   assert(out, failure and failure.message)

@@ -72,7 +72,7 @@ describe("kl.source: new kinds and fields", function()
 end)
 
 describe("kl.match over a pragma-led body", function()
-  local match = require "klineage.match"
+  local match = require "klineage.pattern.match"
   local src = "void f(float *s, const float *a) {\n  for (int k = 0; k < 8; ++k)\n#pragma unroll\n" ..
               "    for (int j = 0; j < 4; ++j) s[k] += a[j];\n}\n"
   it("finds the inner loop with its pragma", function()
@@ -101,7 +101,7 @@ describe("kl.match over a pragma-led body", function()
 end)
 
 describe("kl.match rewrites keep directives on lines of their own", function()
-  local match = require "klineage.match"
+  local match = require "klineage.pattern.match"
   it("ends a line after a binding that ends with a directive", function()
     local src = "void f(int *p) {\n  if (p) {\n    p[0] = 1;\n#pragma unroll\n  }\n}\n"
     local pat = assert(match.compile("if ($c) { $...XS }"))

@@ -1,6 +1,6 @@
--- klineage.spec_sandbox: the environment and the limits of workload spec code.
-local sandbox = require "klineage.spec_sandbox"
-local verdicts = require "klineage.verdicts"
+-- klineage.workload.spec_sandbox: the environment and the limits of workload spec code.
+local sandbox = require "klineage.workload.spec_sandbox"
+local verdicts = require "klineage.base.verdicts"
 local memcap = require "kl.memcap"
 
 local MiB = 1 << 20

@@ -1,6 +1,6 @@
 -- match.splice: edits by byte range or node, several at once, with the
 -- edit script of P:rewrite; overlaps refused; hostile edits raise.
-local match = require "klineage.match"
+local match = require "klineage.pattern.match"
 local source = require "kl.source"
 
 local function node_of(unit, kind, text)

@@ -1,7 +1,7 @@
--- klineage.stepdiff: hunks between adjacent versions, revertible all at
+-- klineage.pattern.stepdiff: hunks between adjacent versions, revertible all at
 -- once (byte for byte) or one at a time (parseable, only that change
 -- undone), on every step of the seven lineages and on small cases.
-local stepdiff = require "klineage.stepdiff"
+local stepdiff = require "klineage.pattern.stepdiff"
 local workload = require "klineage.workload"
 local source = require "kl.source"
 
@@ -259,7 +259,7 @@ end)
 
 -- The node-level script beside the step diff: engine/match/diff.c.
 describe("match.diff on the lineages", function()
-  local match = require "klineage.match"
+  local match = require "klineage.pattern.match"
   local function function_name(n)
     while n do
       if n.kind == "function" then return n:name() end

@@ -16,10 +16,10 @@
 --   rest    the gate and the wrong kernel of every other task. ctest
 --           lua/suite_heldout_rest, label long (`make test-long`, CI).
 --   all     everything: the two together, each check once.
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 local gate = require "klineage.gate"
-local context = require "klineage.context"
-local files = require "klineage.files"
+local context = require "klineage.device.context"
+local files = require "klineage.base.files"
 local workload = require "klineage.workload"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")

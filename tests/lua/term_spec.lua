@@ -1,9 +1,9 @@
--- klineage.term: outside text reaches a terminal with its control
+-- klineage.base.term: outside text reaches a terminal with its control
 -- characters as C escapes; and the commands that print it use it: a skill's
 -- intent (skills list), an eval's task name, a journal record (journal
 -- show), an LLM program's error (optimize).
 local cjson = require "cjson"
-local term = require "klineage.term"
+local term = require "klineage.base.term"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local home = require("kl.host").home

@@ -18,7 +18,7 @@ local transforms = require "klineage.transforms"
 local gate = require "klineage.gate"
 local workload = require "klineage.workload"
 local t = assert(transforms.get(name))
-local ctx = assert(require("klineage.context").new { backend = "emu", timeout = 600, journal = false })
+local ctx = assert(require("klineage.device.context").new { backend = "emu", timeout = 600, journal = false })
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local only = os.getenv("KL_WORKLOAD")
 local sample = dofile(here .. "/site_sample.lua")

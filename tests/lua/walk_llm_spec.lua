@@ -1,9 +1,9 @@
 -- The walk's llm proposer (search/proposers.lua, klineage.llm.simplifier):
 -- greedy asks the LLM for one simplification a step, the gate judges the
 -- answer like any candidate, and every call is journaled and charged.
-local context = require "klineage.context"
-local files = require "klineage.files"
-local journal = require "klineage.journal"
+local context = require "klineage.device.context"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
 local llm = require "klineage.llm"
 local search = require "klineage.search"
 local workload = require "klineage.workload"

@@ -107,7 +107,7 @@ end)
 describe("klineage walk, the progress line", function()
   -- The walk's own process, its stderr a pipe (never a terminal), with
   -- env's words before it; not --quiet, so only the terminal test decides.
-  local testing = require "klineage.testing"
+  local testing = require "klineage.cli.testing"
   local function walk_out(env)
     local cmd = "env " .. env .. " " .. testing.shell_quote(require("kl.host").executable())
       .. " walk transpose --backend emu --policy greedy --max-steps 1 --budget 40 --journal "

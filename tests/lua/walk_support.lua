@@ -2,7 +2,7 @@
 -- summary, and the records of a run's journal. Loaded with the spec's own
 -- environment (klineage, fail come from the test runner).
 local cjson = require "cjson"
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 local M = {}
 
 function M.walk_json(...)

@@ -1,7 +1,7 @@
 -- The worker protocol and the pool's verdicts, at the process level: every
 -- worker here is a real `klineage worker --backend fake` child on pipes.
-local pool_mod = require "klineage.worker.pool"
-local protocol = require "klineage.worker.protocol"
+local pool_mod = require "klineage.device.worker.pool"
+local protocol = require "klineage.device.worker.protocol"
 local randgen = require "kl.randgen"
 local proc = require "kl.proc"
 local host = require "kl.host"

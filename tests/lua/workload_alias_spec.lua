@@ -1,8 +1,8 @@
--- The spec's alias field (klineage.alias): validated strictly, each
+-- The spec's alias field (klineage.workload.alias): validated strictly, each
 -- hostile form refused with bad_input and one line naming the file and
 -- the field; the in-place view; the declaration the transforms get.
 local workload = require "klineage.workload"
-local alias = require "klineage.alias"
+local alias = require "klineage.workload.alias"
 local proc = require "kl.proc"
 
 local scratch = os.tmpname()

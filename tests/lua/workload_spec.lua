@@ -1,7 +1,7 @@
 local workload = require "klineage.workload"
 local randgen = require "kl.randgen"
 local proc = require "kl.proc"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")
 local fixtures = here .. "/../fixtures/workloads"

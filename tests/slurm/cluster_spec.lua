@@ -7,9 +7,9 @@
 -- run here, and their merged skills are the skills merge's. It prints the
 -- submission-to-start latency of each unit and the merge's time (figures,
 -- not assertions: the machine is shared).
-local files = require "klineage.files"
-local journal = require "klineage.journal"
-local testing = require "klineage.testing"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
+local testing = require "klineage.cli.testing"
 local host = require "kl.host"
 local proc = require "kl.proc"
 

@@ -35,15 +35,15 @@
 --            speedup}... }, to90, seconds, timed_at (the task's), spec (the
 --            workload's sha256: a finished unit is reused only for it), not_run
 --            (why, when the policy could not run: e.g. no LLM provider) }
-local context = require "klineage.context"
-local files = require "klineage.files"
+local context = require "klineage.device.context"
+local files = require "klineage.base.files"
 local gate = require "klineage.gate"
-local journal = require "klineage.journal"
+local journal = require "klineage.store.journal"
 local learn = require "klineage.skills.learn"
-local runs = require "klineage.runs"
+local runs = require "klineage.store.runs"
 local search = require "klineage.search"
 local workload = require "klineage.workload"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local hash = require "kl.hash"
 local host = require "kl.host"
 

@@ -5,14 +5,14 @@
 -- runs one unit of it, so a unit on a cluster runs with exactly what the
 -- same unit would run with locally.
 --
---   plan.FLAGS: the eval command's flags (klineage.args spec)
+--   plan.FLAGS: the eval command's flags (klineage.base.args spec)
 --   plan.from_args(a [, given]) -> { suite, policies, opts, units = { { task, policy, seed, name }... } }
 --     a = args.parse(argv, { flags = plan.FLAGS }); bad input raises a
---     usage error (klineage.args), as a command does: this is the command
+--     usage error (klineage.base.args), as a command does: this is the command
 --     line's meaning, not a library call. given.observations: what
 --     --learn-from's folders give, extracted already (a Slurm unit reads
 --     them from its run folder instead of extracting them again).
-local args = require "klineage.args"
+local args = require "klineage.base.args"
 local eval = require "klineage.eval"
 local llm_mod = require "klineage.llm"
 
@@ -32,7 +32,7 @@ local function only_tasks(suite, list)
 end
 
 local function skills_of(a, suite, opts, given)
-  local files = require "klineage.files"
+  local files = require "klineage.base.files"
   if a.learn_from and given and given.observations then
     opts.observations = given.observations
     return
@@ -57,16 +57,16 @@ end
 
 function M.from_args(a, given)
   local budget = a.budget or 30
-  local bok, bf = require("klineage.context").check_budget(budget, 1)
+  local bok, bf = require("klineage.device.context").check_budget(budget, 1)
   if not bok then args.usage_error("--budget: %s", bf.message) end
   local nseeds = a.seeds or 3
   if math.type(nseeds) ~= "integer" or nseeds < 1 then args.usage_error("--seeds needs a whole number >= 1") end
-  if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.runs").check_name(a.run)) then
+  if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.store.runs").check_name(a.run)) then
     args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
   end
   if a.backend then
     -- the eval's and its units' folders are named after it: checked before any is made
-    local ok, bf = require("klineage.backends").check(a.backend)
+    local ok, bf = require("klineage.device.backends").check(a.backend)
     if not ok then args.usage_error("%s", bf.message) end
   end
   local suite, sf = eval.suite(a.positional[1])
@@ -86,7 +86,7 @@ function M.from_args(a, given)
   if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
   opts.llm = llm_client and llm_mod.seam(llm_client)
   opts.llm_client = llm_client
-  local root, rf = require("klineage.runs").root(a.journal)
+  local root, rf = require("klineage.store.runs").root(a.journal)
   if not root then args.usage_error("%s", rf.message) end
   opts.eval = a.run or string.format("eval-%s-%s", suite.name, a.backend or "default")
   opts.runs = root .. "/" .. opts.eval

@@ -24,9 +24,9 @@
 --
 -- A fact that could not be computed is absent, never 0: no record, no
 -- profile facts; no compile (no NVRTC, or it failed), no resources.
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 local static = require "klineage.facts.static"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local vocabulary = require "klineage.facts.vocabulary"
 
 local M = {}
@@ -186,7 +186,7 @@ local function add_workload(f, w, p, consts, tile_names)
   end
   if not w then return end
   local counts = require("klineage.workload").counts(w, p)
-  local types = require "klineage.types"
+  local types = require "klineage.base.types"
   for _, b in ipairs(counts and w.buffer_list or {}) do
     local n, size = counts[b.name], types.size(b.type)
     if n and size and b.name:match("^[%w_]+$") then

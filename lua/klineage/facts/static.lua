@@ -8,10 +8,10 @@
 --
 -- Trip counts: a for loop `for (T v = A; v OP B; STEP)` with OP one of
 -- < <= > >= != and STEP ++v, v++, --v, v--, v += C, v -= C, where A, B and
--- C evaluate (klineage.expr, C integer division) to integers with the
+-- C evaluate (klineage.base.expr, C integer division) to integers with the
 -- kernel's constants (loop.N.trip_count) or with the workload params too
 -- (loop.N.trip_count_at_workload). Any other loop has no trip count.
-local expr = require "klineage.expr"
+local expr = require "klineage.base.expr"
 
 local M = {}
 

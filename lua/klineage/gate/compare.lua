@@ -12,12 +12,12 @@
 --       "no_difference" when the two medians' intervals overlap.
 --   Both kernels should already pass the gate. One compare is one gate
 --   cycle; it is journaled as a "comparison" record and reused on resume.
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 local kernel = require "klineage.gate.kernel"
-local runs = require "klineage.runs"
+local runs = require "klineage.store.runs"
 local session = require "klineage.gate.session"
-local stats = require "klineage.measure.stats"
-local verdicts = require "klineage.verdicts"
+local stats = require "klineage.device.measure.stats"
+local verdicts = require "klineage.base.verdicts"
 local hash = require "kl.hash"
 
 local M = {}

@@ -8,16 +8,16 @@
 --       message, trials, sizes, skipped, at, retried }; bench_size is the
 --       first bench size both kernels allow, for the profile stage.
 --       A spec that declares in-place launches (alias = { { out, in } },
---       klineage.alias) has every test size and seed tried twice: out of
+--       klineage.workload.alias) has every test size and seed tried twice: out of
 --       place, then in place (both kernels on alias.in_place(w)); such a
 --       trial and its failure's `at` carry in_place = "in place (out = in)".
 --
 -- A trial whose worker died (fault, worker_lost) is run once more on a
 -- fresh worker: a kernel that faults faults again, while a worker killed
 -- from outside should not cost a correct kernel its verdict.
-local alias = require "klineage.alias"
+local alias = require "klineage.workload.alias"
 local session_mod = require "klineage.gate.session"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
 
 local M = {}

@@ -1,6 +1,6 @@
 -- The gate: the judge of every candidate kernel. One evaluation runs these
 -- stages and records each with its numbers and a verdict
--- (klineage.verdicts names them all):
+-- (klineage.base.verdicts names them all):
 --
 --   compile   NVRTC through the content-addressed cache; ptxas resources and
 --             theoretical occupancy at the bench launch   (gate/kernel.lua)
@@ -16,7 +16,7 @@
 --             roofline bound is "suspicious"             (gate/profile.lua)
 --   metrics   CUPTI range-profiler metrics, on request    (gate/profile.lua)
 --
--- Every function takes the run context first (klineage.context): it gives
+-- Every function takes the run context first (klineage.device.context): it gives
 -- the pool, the backend's sizes, the arch, the ceilings, the journal and the
 -- budget. Each evaluation and each compare is one gate cycle, charged to the
 -- budget before any work (a compile error and a refused candidate too).
@@ -45,14 +45,14 @@
 --     not pay makes the verdict budget_exhausted.
 --   gate.vendor(ctx, w [, opts]) -> rows | nil, failure           (gate/vendor.lua)
 --   gate.signature(source, entry) -> kinds | nil, failure         (gate/kernel.lua)
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 local correct = require "klineage.gate.correct"
 local kernel = require "klineage.gate.kernel"
 local profile = require "klineage.gate.profile"
 local reference = require "klineage.gate.reference"
-local runs = require "klineage.runs"
+local runs = require "klineage.store.runs"
 local session = require "klineage.gate.session"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
 local hash = require "kl.hash"
 local host = require "kl.host"
@@ -70,7 +70,7 @@ M.signature = kernel.signature
 
 function M.check_context(ctx, who)
   if type(ctx) ~= "table" or not ctx.pool or type(ctx.charge) ~= "function" then
-    error(who .. ": the first argument must be a run context (klineage.context.new)", 3)
+    error(who .. ": the first argument must be a run context (klineage.device.context.new)", 3)
   end
 end
 
@@ -112,7 +112,7 @@ local function verdict_options(ctx, opts)
     max_samples = opts.max_samples, warmup = opts.warmup,
     -- a limit other than the default can turn a slow compile into compile_timeout
     -- (absent at the default, so that earlier runs' keys still match)
-    compile_limit = ctx.compile_limit ~= require("klineage.cache").TIME_LIMIT and ctx.compile_limit or nil,
+    compile_limit = ctx.compile_limit ~= require("klineage.device.cache").TIME_LIMIT and ctx.compile_limit or nil,
   }
 end
 

@@ -6,7 +6,7 @@
 --       candidate = { file = path [, source = text] [, kernel = entry] [, label] }
 --   kernel.signature(source, entry) -> kinds | nil, failure (bad_input)
 --       kinds[i] is "buf" for a pointer parameter, else a scalar type name
---       of klineage.types ("i32", "f32", "u64", ...)
+--       of klineage.base.types ("i32", "f32", "u64", ...)
 --   kernel.baseline_of(w) -> the lineage's first version as a candidate | nil
 --   kernel.prepare(candidate, w, arch [, limit]) -> k, stage | nil, stage
 --       stage is the compile stage of the record ({ verdict, message, ms,
@@ -14,11 +14,11 @@
 --       cubin, file, sha256, resources, module, compile_limit }; limit is
 --       the seconds each compile of k may take (NVRTC here, emu's host
 --       compile at the load), default cache.TIME_LIMIT
-local annotations = require "klineage.annotations"
-local cache = require "klineage.cache"
-local files = require "klineage.files"
-local types = require "klineage.types"
-local verdicts = require "klineage.verdicts"
+local annotations = require "klineage.workload.annotations"
+local cache = require "klineage.device.cache"
+local files = require "klineage.base.files"
+local types = require "klineage.base.types"
+local verdicts = require "klineage.base.verdicts"
 local hash = require "kl.hash"
 local host = require "kl.host"
 

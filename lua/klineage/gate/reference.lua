@@ -20,7 +20,7 @@
 --       reference.c's `reference` declaration read with kl.source and
 --       checked against the spec's args, by count, name, and kind (a
 --       buffer is a pointer to its element type or void, a parameter a
---       scalar of klineage.types): params[i] = { name, kind = "buf" | a
+--       scalar of klineage.base.types): params[i] = { name, kind = "buf" | a
 --       scalar type name, ctype, text }
 --   reference.wrapper(w, params) -> the generated C text
 --   reference.compile(w [, { cc, cache_dir }]) -> { path, key, compiled, params } | nil, failure
@@ -64,13 +64,13 @@
 -- A context keeps each outcome (ctx.reference_checks) by (spec, reference,
 -- baseline, entry, seeds, backend): a bench of ten versions checks v0 once.
 -- The engine's own failures are not kept; the next evaluation tries again.
-local alias = require "klineage.alias"
-local cache = require "klineage.cache"
-local emu = require "klineage.emu"
-local protocol = require "klineage.worker.protocol"
+local alias = require "klineage.workload.alias"
+local cache = require "klineage.device.cache"
+local emu = require "klineage.device.emu"
+local protocol = require "klineage.device.worker.protocol"
 local session = require "klineage.gate.session"
-local types = require "klineage.types"
-local verdicts = require "klineage.verdicts"
+local types = require "klineage.base.types"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
 local host = require "kl.host"
 local kemu = require "kl.emu"
@@ -335,7 +335,7 @@ local function check(ctx, base, w, opts, stage)
   local rs = bs
   if rpool ~= ctx.pool then rs = session.new { pool = rpool, worker = 1, timeout = ctx.timeout } end
   -- a spec that declares in-place launches: the reference and the
-  -- baseline are run that way too (klineage.alias)
+  -- baseline are run that way too (klineage.workload.alias)
   local in_place = alias.in_place(w)
   for _, size in ipairs(workload.sizes(w)) do
     if not size.bench then

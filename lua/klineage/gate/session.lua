@@ -1,6 +1,6 @@
 -- One worker, driven for one evaluation: the requests of the worker
 -- protocol (worker/protocol.lua) that the gate's stages are made of. Every
--- method raises a failure (klineage.verdicts) when a request fails, so the
+-- method raises a failure (klineage.base.verdicts) when a request fails, so the
 -- stages read straight; the stage that catches it decides the verdict.
 --
 --   session.new{ pool, worker = i, timeout = s, async = bool } -> Session
@@ -23,11 +23,11 @@
 --       the candidate's launches, and the requests that set up each sample
 --   session.guarded(fn, ...) -> fn's stage, or a stage made of the failure
 --       it raised ({ verdict, message, signal, code, stderr })
-local alias = require "klineage.alias"
-local annotations = require "klineage.annotations"
+local alias = require "klineage.workload.alias"
+local annotations = require "klineage.workload.annotations"
 local kernel = require "klineage.gate.kernel"
-local protocol = require "klineage.worker.protocol"
-local verdicts = require "klineage.verdicts"
+local protocol = require "klineage.device.worker.protocol"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
 
 local M = {}
@@ -82,10 +82,10 @@ function Session:load(k)
   if self.generation ~= self.pool:generation(self.worker) then self.loaded = {} end
   if self.loaded[k.module] then return end
   local req = { op = "load", module = k.module, kernels = { k.entry } }
-  if require("klineage.backends").traits(self.pool.backend).host_code then
+  if require("klineage.device.backends").traits(self.pool.backend).host_code then
     -- The engine compiles (g++, a trusted compiler on the kernel's text, as
     -- NVRTC is); the worker, sandboxed, only loads the shared object.
-    local built, f = require("klineage.emu").build(k.source, { name = k.file, time_limit = k.compile_limit })
+    local built, f = require("klineage.device.emu").build(k.source, { name = k.file, time_limit = k.compile_limit })
     if not built then
       if f.verdict == "io_error" or f.verdict == "compile_timeout" then error(f, 0) end
       -- a construct the emulator lacks, or one g++ rejects after NVRTC accepted it
@@ -108,8 +108,8 @@ function M.geometry(k, p, bind, entry)
   return res
 end
 
-local sandbox = require "klineage.spec_sandbox"
-local types = require "klineage.types"
+local sandbox = require "klineage.workload.spec_sandbox"
+local types = require "klineage.base.types"
 
 -- The scalar kinds narrower than a Lua integer, and u64's sign: a value
 -- outside would wrap in the kernel.
@@ -145,7 +145,7 @@ function Session:launch_request(k, w, p, bind)
     end
     if buf then
       if kind ~= "buf" then refuse("args[%d]: buffer '%s' for parameter %d of %s, which is a %s", i, buf, i, entry, kind) end
-      -- by the buffer's own name: in an in-place view (klineage.alias) an
+      -- by the buffer's own name: in an in-place view (klineage.workload.alias) an
       -- input's name stands for the output it is merged into
       local name = w.buffer_by_name[buf].name
       -- one buffer for two pointers is an in-place launch: only where the

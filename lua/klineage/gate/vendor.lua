@@ -9,10 +9,10 @@
 --   Not a gate cycle (nothing is judged), but journaled as a "vendor"
 --   record and reused on resume.
 local kernel = require "klineage.gate.kernel"
-local protocol = require "klineage.worker.protocol"
-local runs = require "klineage.runs"
+local protocol = require "klineage.device.worker.protocol"
+local runs = require "klineage.store.runs"
 local session = require "klineage.gate.session"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
 
 local M = {}

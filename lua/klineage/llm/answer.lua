@@ -17,7 +17,7 @@
 --                            kinds differ from kinds (failure.expected, .got)
 local lpeg = require "lpeg"
 local kernel = require "klineage.gate.kernel"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

@@ -80,10 +80,10 @@
 --       entry), facts = optional }
 local answer = require "klineage.llm.answer"
 local ratelimit = require "klineage.llm.ratelimit"
-local redact = require "klineage.llm.redact"
+local redact = require "klineage.base.redact"
 local template = require "klineage.llm.template"
 local transport = require "klineage.llm.transport"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local hash = require "kl.hash"
 
 local M = {}

@@ -48,7 +48,7 @@ end
 function M.load(name)
   if type(name) ~= "string" or name == "" then error("template.load: a template name is needed", 2) end
   local path = name:match("%.md$") and name or (prompts_dir() .. "/" .. name .. ".md")
-  local text, f = require("klineage.files").read_text(path, 1 << 20, "a prompt template")
+  local text, f = require("klineage.base.files").read_text(path, 1 << 20, "a prompt template")
   if not text then error("template.load: no template " .. path .. " (" .. f.message .. ")", 2) end
   return text
 end

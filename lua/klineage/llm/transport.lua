@@ -17,7 +17,7 @@
 --       value is a Retry-After header: delay-seconds or an IMF-fixdate
 --       ("Wed, 21 Oct 2015 07:28:00 GMT"); the obsolete date forms are nil.
 --   transport.RETRY_STATUS -> the statuses retried
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

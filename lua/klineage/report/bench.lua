@@ -1,5 +1,5 @@
 -- The bench report: the lineage table as `klineage bench` prints it (the
--- same numbers, from klineage.lineage_table), a chart of the time per
+-- same numbers, from klineage.report.lineage_table), a chart of the time per
 -- version with its confidence interval and the vendor's bar, a chart of
 -- the % of roofline, and why each failed version failed.
 --
@@ -13,7 +13,7 @@
 -- loads; the report says when it has changed since the run.
 local common = require "klineage.report.common"
 local escape = require "klineage.report.escape"
-local lineage_table = require "klineage.lineage_table"
+local lineage_table = require "klineage.report.lineage_table"
 local svg = require "klineage.report.svg"
 
 local M = {}

@@ -6,9 +6,9 @@
 --   common.effect(e) -> "1.076x faster [1.073, 1.080] (cuda compare)" | "not measured: ..."
 --   common.producer(p) -> "undo of the transform smem_padding at transpose:tile"
 --   common.timed(backend), common.times_nothing(backend) -> what a journal's
---       backend measured (klineage.backends.traits; false for a name that
+--       backend measured (klineage.device.backends.traits; false for a name that
 --       is none)
-local backends = require "klineage.backends"
+local backends = require "klineage.device.backends"
 local escape = require "klineage.report.escape"
 
 local M = {}

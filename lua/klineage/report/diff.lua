@@ -1,4 +1,4 @@
--- A walk step's diff, unified, built from klineage.stepdiff's hunks (the
+-- A walk step's diff, unified, built from klineage.pattern.stepdiff's hunks (the
 -- statements and items the step changed), with the bytes of each hunk
 -- highlighted inside its lines.
 --
@@ -14,8 +14,8 @@
 -- line did not change. The unchanged lines between two hunks are shown
 -- once, from the old text.
 local escape = require "klineage.report.escape"
-local stepdiff = require "klineage.stepdiff"
-local verdicts = require "klineage.verdicts"
+local stepdiff = require "klineage.pattern.stepdiff"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

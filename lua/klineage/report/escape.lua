@@ -20,7 +20,7 @@ local M = {}
 local REPLACEMENT = "\u{FFFD}"
 
 function M.utf8(s)
-  return require("klineage.term").invalid_bytes(tostring(s), function() return REPLACEMENT end)
+  return require("klineage.base.term").invalid_bytes(tostring(s), function() return REPLACEMENT end)
 end
 
 local HTML = { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&#39;" }

@@ -7,9 +7,9 @@
 --   report.render(dir) -> { kind, title, markdown, html } | nil, failure
 --   report.write(dir [, out_dir]) -> { kind, md = path, html = path } | nil, failure
 --       out_dir (default dir) is created; both files are written atomically;
---       writing into the run folder itself takes its lock (klineage.runlock)
+--       writing into the run folder itself takes its lock (klineage.store.runlock)
 --   A stored kernel (src/<sha>.cu) whose SHA-256 is not its name fails the
---   report (bad_input, klineage.runs.read_source): never shown as genuine.
+--   report (bad_input, klineage.store.runs.read_source): never shown as genuine.
 --   report.kind_of(records) -> kind | nil, failure (bad_input)
 --   report.KINDS: the registry, kind -> module
 --
@@ -21,10 +21,10 @@
 --   run = { dir, id, records, warnings, first (the run record), workload =
 --           the spec's name, source(sha256) -> text | nil (src/, else the
 --           workload's lineage file of that hash) }
-local files = require "klineage.files"
-local journal = require "klineage.journal"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
 local page = require "klineage.report.page"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local proc = require "kl.proc"
 
 local M = {}
@@ -72,7 +72,7 @@ local function open_run(dir)
     return nil, verdicts.failure("bad_input", string.format("'%s' is not a run folder: %s", files.display(dir), warnings.message))
   end
   -- a journal written before its credentials were scrubbed on the way in
-  records = require("klineage.llm.redact").text(records)
+  records = require("klineage.base.redact").text(records)
   if #records == 0 then return nil, verdicts.failure("bad_input", string.format("the journal in '%s' is empty", files.display(dir))) end
   local first = records[1]
   local spec = first.specs and first.specs[1]
@@ -104,7 +104,7 @@ local function open_run(dir)
   function run.source(sha)
     if type(sha) ~= "string" or not sha:match("^%x+$") then return nil end
     if cache[sha] == nil then
-      local text, f = require("klineage.runs").read_source(dir, sha)
+      local text, f = require("klineage.store.runs").read_source(dir, sha)
       -- missing (or a hash of another length): the lineage may have it; anything else refuses the report
       if not text and f.stage ~= "open" and sha:match("^" .. string.rep("%x", 64) .. "$") then
         verdicts.raise(f.verdict, f.message)
@@ -137,7 +137,7 @@ function M.write(dir, out_dir)
   local lock
   if not out_dir then
     local lf
-    lock, lf = require("klineage.runlock").acquire(dir)
+    lock, lf = require("klineage.store.runlock").acquire(dir)
     if not lock then return nil, lf end
   end
   local r, f = M.render(dir)

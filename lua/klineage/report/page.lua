@@ -12,8 +12,8 @@
 -- (escaped), {{style}} and {{body}} (the engine's own text). The template
 -- must hold <main> around {{body}} and the klineage-report meta.
 local escape = require "klineage.report.escape"
-local files = require "klineage.files"
-local verdicts = require "klineage.verdicts"
+local files = require "klineage.base.files"
+local verdicts = require "klineage.base.verdicts"
 local host = require "kl.host"
 
 local M = {}

@@ -47,9 +47,9 @@ local explain = require "klineage.search.explain"
 local facts = require "klineage.facts"
 local gate = require "klineage.gate"
 local proposers = require "klineage.search.proposers"
-local runs = require "klineage.runs"
+local runs = require "klineage.store.runs"
 local search = require "klineage.search"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local hash = require "kl.hash"
 local host = require "kl.host"
 
@@ -66,7 +66,7 @@ M.State = State
 function State:lineage_text(i)
   local file = self.workload.lineage[i]
   if not self.texts[i] then
-    local text, f = require("klineage.files").read_text(self.workload.dir .. "/" .. file)
+    local text, f = require("klineage.base.files").read_text(self.workload.dir .. "/" .. file)
     if not text then verdicts.raise("bad_input", f.message) end
     self.texts[i] = text
   end
@@ -158,7 +158,7 @@ function M.judge(state, judged, indices, opts)
   opts = opts or {}
   local candidates, of = {}, #judged.candidates
   for k, i in ipairs(indices) do candidates[k] = judged.candidates[i] end
-  local ahead = require("klineage.cache").compile_ahead(candidates, state.ctx.arch)
+  local ahead = require("klineage.device.cache").compile_ahead(candidates, state.ctx.arch)
   local records = gate.evaluate_all(state.ctx, candidates, state.workload, {
     profile = state.timed, baseline = state.baseline,
     before = function(k)

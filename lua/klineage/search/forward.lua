@@ -62,11 +62,11 @@
 --     charged = true, llm, verdict, message }
 local aliasing = require "klineage.transforms.lib.aliasing"
 local gate = require "klineage.gate"
-local runs = require "klineage.runs"
+local runs = require "klineage.store.runs"
 local search = require "klineage.search"
 local skill_rows = require "klineage.search.skill_rows"
 local transforms = require "klineage.transforms"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local hash = require "kl.hash"
 local host = require "kl.host"
 

@@ -71,7 +71,7 @@
 --   search.policies([direction]) -> the built-in names, sorted
 --   search.missing(policy, { llm = bool, memory = bool }) -> failure | nil
 local gate = require "klineage.gate"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local host = require "kl.host"
 
 local M = {}
@@ -140,8 +140,8 @@ function M.load_policy(ref, direction)
     return nil, verdicts.failure("bad_input", string.format("no policy named '%s' (built in: %s; or give a .lua file)",
       ref, table.concat(M.policies(direction), ", ")))
   else
-    -- read as every file is (klineage.files): a FIFO or a device is refused, not waited on
-    local chunk, f = require("klineage.files").load_lua(tostring(ref), "a policy file")
+    -- read as every file is (klineage.base.files): a FIFO or a device is refused, not waited on
+    local chunk, f = require("klineage.base.files").load_lua(tostring(ref), "a policy file")
     if not chunk then return nil, verdicts.failure("bad_input", "cannot load the policy: " .. f.message) end
     local ok, mod = pcall(chunk)
     if not ok then return nil, verdicts.failure("bad_input", "the policy raised while loading: " .. tostring(mod)) end

@@ -18,7 +18,7 @@
 --     that it matched, each name once, in order. The replay only moves
 --     forward: a refused step is passed over, never offered again
 local workload = require "klineage.workload"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 local hash = require "kl.hash"
 
 local M = {}

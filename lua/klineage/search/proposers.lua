@@ -7,7 +7,7 @@
 --   recorded  the expert's previous version, when the current kernel is a
 --             lineage version
 --   hunks     each hunk of the recorded step (previous -> current version),
---             reverted alone (klineage.stepdiff), when there are at least two
+--             reverted alone (klineage.pattern.stepdiff), when there are at least two
 --   llm       the walk's LLM (search.run's opts.llm, klineage.llm.simplifier)
 --             asked to remove one optimization, through state:ask_llm (one
 --             charged cycle); nothing without one. An LLM answers
@@ -20,7 +20,7 @@
 --                   provenance = { parent = sha256, producer = { kind, name, params, edit } },
 --                   node (the kernel it simplifies), site (undo only) }
 local aliasing = require "klineage.transforms.lib.aliasing"
-local stepdiff = require "klineage.stepdiff"
+local stepdiff = require "klineage.pattern.stepdiff"
 local transforms = require "klineage.transforms"
 local hash = require "kl.hash"
 

@@ -27,9 +27,9 @@
 -- the journal, or from NVRTC here when the journal has none (the walk's
 -- first kernel), and profile facts from that evaluation.
 local facts = require "klineage.facts"
-local files = require "klineage.files"
-local journal = require "klineage.journal"
-local stepdiff = require "klineage.stepdiff"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
+local stepdiff = require "klineage.pattern.stepdiff"
 local workload = require "klineage.workload"
 local hash = require "kl.hash"
 
@@ -79,7 +79,7 @@ end
 local function text_of(run, sha)
   if run.texts[sha] == nil then
     -- checked against its name: a swapped file is not learned from
-    run.texts[sha] = require("klineage.runs").read_source(run.dir, sha) or false
+    run.texts[sha] = require("klineage.store.runs").read_source(run.dir, sha) or false
   end
   return run.texts[sha] or nil
 end
@@ -94,7 +94,7 @@ local function facts_of(run, sha, arch, params)
     params = p
   end
   run.facts = run.facts or {}
-  local id = params and sha .. require("klineage.runs").key(params) or sha
+  local id = params and sha .. require("klineage.store.runs").key(params) or sha
   if run.facts[id] ~= nil then return run.facts[id] or nil end
   local text, values = text_of(run, sha), false
   if text then

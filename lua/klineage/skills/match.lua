@@ -18,7 +18,7 @@
 --
 -- A skill with pattern { transform = T } gives a row per apply site of T
 -- in the kernel (transforms.sites). A skill with pattern { source = P }
--- (a template) gives a row per match of P (klineage.match); its template
+-- (a template) gives a row per match of P (klineage.pattern.match); its template
 -- is not applied here, so its "_after" facts are absent.
 --
 -- Conditions are read over the kernel's facts (facts.of, the entry named
@@ -37,7 +37,7 @@ local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
 local learn = require "klineage.skills.learn"
 local transforms = require "klineage.transforms"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 
@@ -135,7 +135,7 @@ local function transform_rows(out, r, ctx)
 end
 
 local function template_rows(out, r, ctx)
-  local kmatch = require "klineage.match"
+  local kmatch = require "klineage.pattern.match"
   local pat, pf = kmatch.compile(r.pattern.source)
   if not pat then
     local row = new_row(r, nil, nil, nil)

@@ -21,7 +21,7 @@
 --     cannot load is its failure; files it refuses are left out, as
 --     store.load leaves them) and merges the records.
 local learn = require "klineage.skills.learn"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

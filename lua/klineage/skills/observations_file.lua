@@ -25,7 +25,7 @@
 -- holds one), duplicate keys, integers past 64 bits, and nesting past
 -- MAX_DEPTH: none of them could come back as the table that was written.
 local serialize = require "klineage.skills.serialize"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

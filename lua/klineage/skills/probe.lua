@@ -31,11 +31,11 @@
 --              progress = fn(unit, index, of) }
 --     summary = { judged, reused, not_run = { unit... (with why) }, stopped }
 local aliasing = require "klineage.transforms.lib.aliasing"
-local cache = require "klineage.cache"
-local files = require "klineage.files"
+local cache = require "klineage.device.cache"
+local files = require "klineage.base.files"
 local gate = require "klineage.gate"
-local journal = require "klineage.journal"
-local runs = require "klineage.runs"
+local journal = require "klineage.store.journal"
+local runs = require "klineage.store.runs"
 local transforms = require "klineage.transforms"
 local workload = require "klineage.workload"
 local hash = require "kl.hash"

@@ -44,7 +44,7 @@
 --     typo shows instead of being ignored.
 --   record.FIELDS, record.OUTCOMES, record.LEVELS
 local describe = require "klineage.skills.describe"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

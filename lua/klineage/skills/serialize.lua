@@ -28,7 +28,7 @@
 -- sparse list, a float or boolean key).
 -- load(serialize(t), ..., "t", {}) gives a table deep-equal to t, and
 -- serializing that gives the same text.
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

@@ -43,7 +43,7 @@
 -- loop, a string doubled forty times or a C function that never returns
 -- is stopped, not waited for). What it returns is
 -- copied as plain tables, then validated. The observations file is data,
--- never run: read by klineage.files under its own cap and parsed as JSON
+-- never run: read by klineage.base.files under its own cap and parsed as JSON
 -- lines.
 --
 -- Each file of a save is atomic: the text goes to a temporary file in the
@@ -51,12 +51,12 @@
 -- closed, then renamed over the file, so a crash leaves the old file or
 -- the new one; a crash between the two files leaves a record whose
 -- observations file does not match its sha256, refused when loaded.
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 local layout = require "klineage.skills.layout"
 local record = require "klineage.skills.record"
-local sandbox = require "klineage.spec_sandbox"
+local sandbox = require "klineage.workload.spec_sandbox"
 local serialize = require "klineage.skills.serialize"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

@@ -22,7 +22,7 @@
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
 local learn = require "klineage.skills.learn"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

@@ -19,11 +19,11 @@
 -- the earliest), so the same results, finished in any order, give the
 -- same bytes. A merge run again replaces these files: they are derived
 -- from the units, whose own journals are the append-only record.
-local args = require "klineage.args"
+local args = require "klineage.base.args"
 local eval = require "klineage.eval"
-local files = require "klineage.files"
-local runs = require "klineage.runs"
-local verdicts = require "klineage.verdicts"
+local files = require "klineage.base.files"
+local runs = require "klineage.store.runs"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 
@@ -56,7 +56,7 @@ function M.run(splan, index)
 end
 
 function M.finished(splan, unit)
-  return (require("klineage.files").regular(splan.run .. "/" .. unit.name .. "/result.json"))
+  return (require("klineage.base.files").regular(splan.run .. "/" .. unit.name .. "/result.json"))
 end
 
 local function earliest(results)

@@ -10,7 +10,7 @@
 --   RUN/slurm/array-K.sh     the K-th array job's batch script (K = 1, 2, ...)
 --   RUN/slurm/merge-K.sh     the merge job that follows it
 --   RUN/slurm/jobs.jsonl     one record per submitted job: { kind = "array", job, indices,
---                            script } or { kind = "merge", job, after } (klineage.journal)
+--                            script } or { kind = "merge", job, after } (klineage.store.journal)
 --   RUN/slurm/logs/          unit-INDEX-JOB.out and merge-JOB.out (sbatch --output)
 --
 --   folder.write_plan(plan) -> path | nil, failure (io_error)
@@ -20,10 +20,10 @@
 --   folder.record_job(run, record) -> true | nil, failure
 --   folder.next_script(run, what) -> path of the next unused RUN/slurm/<what>-K.sh, K
 local cjson = require "cjson"
-local files = require "klineage.files"
-local journal = require "klineage.journal"
-local runs = require "klineage.runs"
-local verdicts = require "klineage.verdicts"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
+local runs = require "klineage.store.runs"
+local verdicts = require "klineage.base.verdicts"
 local proc = require "kl.proc"
 
 local M = {}

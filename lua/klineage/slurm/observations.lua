@@ -14,9 +14,9 @@
 --
 --   observations.write(path, list) -> true | nil, failure (io_error)
 --   observations.read(path) -> list | nil, failure (bad_input)
-local files = require "klineage.files"
-local sandbox = require "klineage.spec_sandbox"
-local verdicts = require "klineage.verdicts"
+local files = require "klineage.base.files"
+local sandbox = require "klineage.workload.spec_sandbox"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

@@ -2,14 +2,14 @@
 -- shared by both commands: their flags, their help, their checks, and the
 -- command line a unit runs with (the same one, less these options).
 --
---   options.FLAGS              the flags (klineage.args spec), to add to a command's
+--   options.FLAGS              the flags (klineage.base.args spec), to add to a command's
 --   options.USAGE, options.HELP
 --   options.add_flags(flags) -> flags with options.FLAGS added
 --   options.from_args(a, backend) -> { partition, account, time, gpus_per_task,
 --       array_limit, dry_run } (a usage error for bad values)
 --       gpus_per_task defaults to 1, and to 0 (none asked) on the emu backend
 --   options.unit_argv(argv) -> argv without the Slurm options, --journal and --run
-local args = require "klineage.args"
+local args = require "klineage.base.args"
 
 local M = {}
 
@@ -47,7 +47,7 @@ function M.from_args(a, backend)
   for _, k in ipairs({ "partition", "gpus_per_task", "array_limit", "account", "time", "dry_run" }) do
     if a[k] ~= nil and not a.slurm then args.usage_error("--%s goes with --slurm", (k:gsub("_", "-"))) end
   end
-  local gpus = a.gpus_per_task or ((require("klineage.backends").traits(backend) or {}).gpus or 1)
+  local gpus = a.gpus_per_task or ((require("klineage.device.backends").traits(backend) or {}).gpus or 1)
   if math.type(gpus) ~= "integer" or gpus < 0 then args.usage_error("--gpus-per-task needs a whole number >= 0") end
   local limit = a.array_limit
   if limit and (math.type(limit) ~= "integer" or limit < 1) then args.usage_error("--array-limit needs a whole number >= 1") end

@@ -17,7 +17,7 @@
 --       treat as "no accounting", never as an error of the run
 --   scheduler.cancel(job) -> true | nil, failure       scancel JOB (JOB_INDEX for one task)
 local proc = require "kl.proc"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

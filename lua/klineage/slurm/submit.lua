@@ -9,11 +9,11 @@
 --   submit.jobs(splan, indices) -> { array = job, merge = job } | nil, failure
 --       writes the scripts and submits; used by resubmit too
 --   submit.print_dry_run(splan, indices)
-local args = require "klineage.args"
+local args = require "klineage.base.args"
 local batch = require "klineage.slurm.batch"
 local folder = require "klineage.slurm.folder"
 local scheduler = require "klineage.slurm.scheduler"
-local files = require "klineage.files"
+local files = require "klineage.base.files"
 
 local M = {}
 

@@ -15,9 +15,9 @@
 --   walk_units.merge(splan) -> { finished, of, files, text } | nil, failure
 --       deterministic: units in name order, records by id (skills merge),
 --       no time in walks.txt
-local files = require "klineage.files"
-local journal = require "klineage.journal"
-local verdicts = require "klineage.verdicts"
+local files = require "klineage.base.files"
+local journal = require "klineage.store.journal"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 
@@ -72,7 +72,7 @@ local function walk_end(dir)
 end
 
 local function repository_written(dir)
-  return (require("klineage.files").regular(dir .. "/skills/.learned"))
+  return (require("klineage.base.files").regular(dir .. "/skills/.learned"))
 end
 
 -- The unit's own repository, learned from its walk alone; the marker is
@@ -89,7 +89,7 @@ function M.run(splan, index)
   local u = splan.units[index + 1]
   local dir = splan.run .. "/" .. u.name
   if not walk_end(dir) then
-    local code = require("klineage.commands.walk").run(u.argv)
+    local code = require("klineage.cli.commands.walk").run(u.argv)
     if code ~= 0 then return code end
   end
   if not walk_end(dir) then

@@ -20,7 +20,7 @@
 -- the min form); the one-block-pair load comes back, the grid is
 -- cdiv(N, 2 * E) again, and G's #define goes.
 local support = require "klineage.transforms.support"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local R = require "klineage.transforms.lib.redux"
 local L = require "klineage.transforms.lib.redux_load"
 

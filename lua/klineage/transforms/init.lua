@@ -34,7 +34,7 @@
 -- plus the transform's own fields. A site one transform can both apply
 -- and undo (an unroll factor to retune) is two sites.
 --
--- The text returned is the whole new unit. A failure is a klineage.verdicts
+-- The text returned is the whole new unit. A failure is a klineage.base.verdicts
 -- failure: not_applicable when the site's check no longer holds (a site of
 -- another unit, params outside the space), bad_input for malformed params.
 --
@@ -49,7 +49,7 @@
 --   transforms.counterpart(site, text) -> the site of `text` with the same
 --     transform and key and the other direction, or nil; found under the
 --     facts the site was found with (site.facts)
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 local device_code = require "klineage.transforms.lib.device_code"
 
 local M = {}

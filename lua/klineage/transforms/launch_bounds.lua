@@ -17,10 +17,10 @@
 -- reparses its result and refuses unless max_threads evaluates to at least
 -- the launch's block size (a smaller bound makes every launch fail) and
 -- min_blocks, when given, to a positive integer.
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 local annot = require "klineage.transforms.lib.annot"
 local support = require "klineage.transforms.support"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local T = {
   name = "launch_bounds",

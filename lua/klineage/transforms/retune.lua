@@ -24,7 +24,7 @@
 local support = require "klineage.transforms.support"
 local knobs = require "klineage.transforms.lib.knobs"
 local layout = require "klineage.transforms.lib.layout"
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 
 local SPACE = {}
 for k = 4, 10 do SPACE[#SPACE + 1] = 1 << k end
@@ -166,7 +166,7 @@ function T.apply(site, params)
   if value == nil then
     value = 2 * site.value
   elseif math.type(value) ~= "integer" then
-    return nil, require("klineage.verdicts").failure("bad_input", "retune: params.value must be an integer")
+    return nil, require("klineage.base.verdicts").failure("bad_input", "retune: params.value must be an integer")
   end
   if not site.texts[value] then
     return support.refuse(site, string.format("%s = %s is not among the allowed values %s", site.define,

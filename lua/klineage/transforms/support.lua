@@ -15,9 +15,9 @@
 --   support.same_unit(site, t) -> true | nil, failure: the site was found by
 --       transform t, in the direction asked
 --   support.int_of(span) -> the span's integer, or nil
-local match = require "klineage.match"
+local match = require "klineage.pattern.match"
 local device_code = require "klineage.transforms.lib.device_code"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

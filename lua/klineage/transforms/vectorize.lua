@@ -23,7 +23,7 @@
 -- but for .x .y .z .w, the store one make_float4 of such arguments), drops
 -- the views and, when no float4 is left, the requires clause.
 local support = require "klineage.transforms.support"
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 
 local T = {
   name = "vectorize",

@@ -10,7 +10,7 @@
 --       llm_unavailable: the program cannot start, exits non-zero (its
 --       stderr's last lines in the message), or exceeds cfg.timeout
 local proc = require "kl.proc"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 

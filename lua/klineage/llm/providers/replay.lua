@@ -17,7 +17,7 @@
 --       and flushed, so a crash loses at most the call in flight
 local cjson = require "cjson"
 local hash = require "kl.hash"
-local verdicts = require "klineage.verdicts"
+local verdicts = require "klineage.base.verdicts"
 
 local M = {}
 
@@ -29,7 +29,7 @@ function M.key(prompt, system)
 end
 
 function M.load(path)
-  local files = require "klineage.files"
+  local files = require "klineage.base.files"
   -- a FIFO or /dev/zero is refused before a byte is read
   local text, f = files.read_file(path, M.MAX_BYTES, "a transcript")
   if not text then
@@ -65,7 +65,7 @@ function M.complete(ctx, cfg, prompt, system)
 end
 
 function M.append(path, entry)
-  local h, f = require("klineage.files").open_append(path)
+  local h, f = require("klineage.base.files").open_append(path)
   if not h then return nil, verdicts.failure(f.verdict, "the transcript: " .. f.message, { path = path }) end
   local line = cjson.encode({
     schema = M.SCHEMA, prompt_hash = entry.prompt_hash, answer = entry.answer, provider = entry.provider, model = entry.model,

@@ -2,7 +2,7 @@
 -- launched: what restrict and ldg must know before they promise the
 -- compiler that a read-only pointer sees no store.
 --
--- The workload spec declares it (klineage.alias); transforms get the
+-- The workload spec declares it (klineage.workload.alias); transforms get the
 -- declaration as facts.alias, from transforms.sites(x, { facts = ... }):
 --   no facts, or facts.alias nil   unknown: any two pointer parameters of
 --                                  one element type (or one of them void
@@ -19,7 +19,7 @@
 --       workload w (nil w: unknown), to pass as transforms.sites' facts
 --   aliasing.conflict(unit, fn, index, facts) -> nil | why: parameter
 --       `index` of fn may alias another that the kernel writes
-local alias = require "klineage.alias"
+local alias = require "klineage.workload.alias"
 local reads = require "klineage.transforms.lib.reads"
 
 local M = {}

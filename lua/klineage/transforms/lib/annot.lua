@@ -11,7 +11,7 @@
 --   annot.functions(unit [, opts]) -> { { fn = fn, name = unique name }... }
 --       a second function of the same name (an overload) is "name@2"
 --   annot.function_named(unit, name [, opts]) -> fn | nil
-local expr = require "klineage.expr"
+local expr = require "klineage.base.expr"
 local support = require "klineage.transforms.support"
 
 local M = {}

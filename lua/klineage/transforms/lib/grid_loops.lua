@@ -3,8 +3,8 @@
 -- a statement may run for another item than the block's own (no barrier,
 -- no warp collective, no blockIdx/gridDim, also in the functions it calls),
 -- the jumps that leave a loop body, and text helpers for the edits.
-local annotations = require "klineage.annotations"
-local expr = require "klineage.expr"
+local annotations = require "klineage.workload.annotations"
+local expr = require "klineage.base.expr"
 
 local M = {}
 

@@ -12,7 +12,7 @@
 --       its kernel's __launch_bounds__, and the static shared memory plus
 --       the constant dynamic smem is at most 48 KiB
 local source = require "kl.source"
-local annotations = require "klineage.annotations"
+local annotations = require "klineage.workload.annotations"
 
 local M = {}
 

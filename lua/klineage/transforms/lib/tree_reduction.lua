@@ -83,7 +83,7 @@ function M.renamed(op, from, to)
 end
 
 function M.block_pow2(unit, fn)
-  local annotations = require "klineage.annotations"
+  local annotations = require "klineage.workload.annotations"
   local text = tostring(unit)
   local ann = annotations.parse(text)
   if not ann then return nil end
