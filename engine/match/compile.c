@@ -1,4 +1,4 @@
-/* Pattern compiler: a km_pattern_desc (the token list pattern.lua produces)
+/* Pattern compiler: a km_pattern_desc (the token list lua/klineage/pattern/init.lua produces)
  * becomes one flat array of km_step plus a string pool, checked for the
  * invariants the matcher relies on (slots in range, brackets balanced). */
 #include <stdarg.h>

@@ -172,7 +172,7 @@ describe("extract reads probes", function()
     for _, x in ipairs(obs) do if x.evidence.key == "fwd-1" then fwd = x end end
     local r = learn.skill("coalesce", { fwd })
     expect(r.confidence.supporting):equals(0)
-    expect(learn.never_helped(r)):equals(true)
+    expect(require("klineage.skills.record").never_helped(r)):equals(true)
     local ok, c, kind = learn.admits(r, {})
     expect(ok):equals(false)
     expect(c):is_nil()

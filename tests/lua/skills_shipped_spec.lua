@@ -171,8 +171,8 @@ describe("skills/sm_90", function()
     -- Winograd lost at C = 3 (0.65x) and paid at C = 128
     expect(guard("template-conv2d-v8_winograd", "size.C", "conv2d", "C=3").source):equals("probe")
     -- the bfs queue lost on both graphs; raytrace's persistent threads did not pay on either scene
-    expect(learn.never_helped(by_id["template-bfs-v1_queue"])):equals(true)
-    expect(learn.never_helped(by_id["template-raytrace-v5_persistent"])):equals(true)
+    expect(require("klineage.skills.record").never_helped(by_id["template-bfs-v1_queue"])):equals(true)
+    expect(require("klineage.skills.record").never_helped(by_id["template-raytrace-v5_persistent"])):equals(true)
     -- and every lineage gave at least one guard a measured failure: a
     -- slowdown, or a kernel the gate found wrong or refused
     local lineages = {}

@@ -1,5 +1,5 @@
 -- Command-line parsing for subcommands: a spec of flags in, a table out.
--- A usage error raises a table { usage = message } that cli.lua turns into
+-- A usage error raises a table { usage = message } that cli/init.lua turns into
 -- a one-line error and exit code 2.
 local M = {}
 

@@ -38,9 +38,9 @@
 --   ctx:spent() -> cycles charged (a resumed run's journal included), limit | nil
 --   context.check_budget(n [, min]) -> true | nil, failure (bad_input): a
 --       budget a command may pass (a whole number >= min, default 0)
---   ctx:skills() -> records, dir | nil, failure: the skill repository
---       (klineage.skills.store), loaded once; a file that is not a skill
---       is bad input, never silently left out
+--   ctx.skills_dir: the skill repository's folder the run was given
+--       (nil: skills/<arch> of the home); klineage.skills.store.of_context
+--       loads it, since the device layer knows no skill
 --   ctx:judged(key) -> the record of an earlier judgement with this key | nil
 --   ctx:record(record) -> record: appended to the journal (raises an
 --       io_error failure when the journal cannot take it; the failure's
@@ -162,23 +162,6 @@ end
 
 function Context:spent()
   return self.cycles_used, self.cycle_limit
-end
-
-function Context:skills()
-  if not self.skill_records then
-    local dir = self.skills_dir or ((host.home or ".") .. "/skills/" .. self.arch)
-    local records, problems = require("klineage.skills.store").load(dir)
-    if not records then
-      return nil, verdicts.failure("bad_input", problems.message .. (self.skills_dir and ""
-        or string.format(" (the skill repository of %s; give another with --skills DIR)", self.arch)))
-    end
-    if #problems > 0 then
-      return nil, verdicts.failure("bad_input", string.format("%s: %s", require("klineage.base.files").display(problems[1].path),
-        problems[1].message))
-    end
-    self.skill_records, self.skills_dir = records, dir
-  end
-  return self.skill_records, self.skills_dir
 end
 
 function Context:judged(key)

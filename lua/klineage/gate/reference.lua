@@ -199,7 +199,7 @@ function M.compile(w, opts)
   if not cc or cc == "" then cc = M.DEFAULT_CC end
   local flags = "-I" .. quote(w.reference.path:match("^(.*)/[^/]*$") or ".")
   local key = kemu.hash(text, cc, M.REQUIRED_FLAGS, flags)
-  -- the emu cache's rules (emu.lua, cache.lua): a private folder, and
+  -- the emu cache's rules (device/emu.lua, device/cache.lua): a private folder, and
   -- only files of ours that no one else can write are loaded
   local dir, owned = opts.cache_dir, 1
   if not dir then

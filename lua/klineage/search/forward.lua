@@ -18,7 +18,7 @@
 --       repository admits at the node (default state.current), one per
 --       parameter set, none judged there already; the blocked ones are
 --       journaled as skipped (search/skill_rows.lua). The repository is
---       opts.skills, else the run context's (ctx:skills(): skills/<arch>)
+--       opts.skills, else the run context's (klineage.skills.store.of_context: skills/<arch>)
 --   state:rank(rows) -> rows, best first (expected gain x confidence)
 --   state:transforms([{ names, node }]) -> rows: every transform site of
 --       the node's kernel, in the order transforms.sites gives, each to be
@@ -91,7 +91,7 @@ end
 
 function State:skill_records()
   if not self.skill_list then
-    local records, f = self.ctx:skills()
+    local records, f = require("klineage.skills.store").of_context(self.ctx)
     if not records then verdicts.raise(f.verdict, f.message) end
     self.skill_list = records
   end

@@ -148,7 +148,7 @@ function M.skill(r)
     end
     lines[#lines + 1] = "Pattern: " .. text
   end
-  if require("klineage.skills.learn").never_helped(r) then
+  if require("klineage.skills.record").never_helped(r) then
     lines[#lines + 1] = string.format("Applies when: nowhere yet: it did not help in any of its %d labelled observations, "
       .. "so it is blocked by its evidence wherever it matches.", r.confidence.contradicting)
   else

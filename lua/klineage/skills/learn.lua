@@ -17,9 +17,8 @@
 --   learn.copy(plain) -> a deep copy of plain data
 --   learn.values(observation) -> the flat values conditions are tested on
 --   learn.admits(record, values) -> true | false, blocking condition, kind
---       (kind "evidence", with no condition, for a skill that never helped)
---   learn.never_helped(record) -> true when every labelled observation of
---       the skill is one where it did not help
+--       (kind "evidence", with no condition, for a skill that never helped:
+--       klineage.skills.record.never_helped)
 --   Misuse (no observation, an observation without evidence.run/key or
 --   outcome) raises: observations come from our own extraction.
 --
@@ -283,16 +282,11 @@ M.values = values_of
 -- A skill measured only where it did not pay (the bfs queue lost on both
 -- graphs) has nothing to separate and so no condition: it is blocked by
 -- its evidence instead, everywhere, until an observation shows it paying.
-function M.never_helped(record)
-  local c = record.confidence
-  return c ~= nil and c.supporting == 0 and c.contradicting > 0
-end
-
 -- Whether a record admits a context (flat values as values_of gives):
 -- every precondition holds (an absent fact does not) and no guard does.
 -- Returns true, or false and the condition that blocks, and its kind.
 function M.admits(record, values)
-  if M.never_helped(record) then return false, nil, "evidence" end
+  if require("klineage.skills.record").never_helped(record) then return false, nil, "evidence" end
   for _, c in ipairs(record.preconditions) do
     if describe.holds(c, values) ~= true then return false, c, "precondition" end
   end

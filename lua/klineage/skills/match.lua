@@ -35,7 +35,6 @@
 local aliasing = require "klineage.transforms.lib.aliasing"
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
-local learn = require "klineage.skills.learn"
 local transforms = require "klineage.transforms"
 local verdicts = require "klineage.base.verdicts"
 
@@ -83,7 +82,7 @@ local function judge(row, r, values, after_why)
     row.blocked_by = row.blocked_by or b
     row.blockers[#row.blockers + 1] = { condition = b.condition, kind = b.kind }
   end
-  if learn.never_helped(r) then
+  if require("klineage.skills.record").never_helped(r) then
     block { kind = "evidence", text = "never seen to help: " .. tostring(r.confidence.why) }
   end
   for _, c in ipairs(r.preconditions) do

@@ -42,6 +42,9 @@
 --     the first bad field by its path ("guards[2][2]: op must be one of
 --     ..."); an unknown field anywhere in a known shape is refused, so a
 --     typo shows instead of being ignored.
+--   record.never_helped(record) -> true when every labelled observation of
+--     the skill is one where it did not help (its confidence says so): a
+--     matcher leaves it out, the learner admits it nowhere
 --   record.FIELDS, record.OUTCOMES, record.LEVELS
 local describe = require "klineage.skills.describe"
 local verdicts = require "klineage.base.verdicts"
@@ -357,6 +360,11 @@ function M.validate(t)
     return nil, verdicts.failure("bad_input", (id and ("skill " .. id .. ": ") or "skill record: ") .. e.message)
   end
   error(e, 0)
+end
+
+function M.never_helped(record)
+  local c = record.confidence
+  return c ~= nil and c.supporting == 0 and c.contradicting > 0
 end
 
 return M

@@ -32,6 +32,10 @@
 --       such a file; any other *.lua there (a note, a helper, a FIFO), and
 --       a *.observations.jsonl that no record written or removed owns, is
 --       kept and listed in kept. Nothing is removed when a save failed.
+--   store.of_context(ctx) -> records, dir | nil, failure: the run context's
+--       repository (ctx.skills_dir, else skills/<ctx.arch> of the home),
+--       loaded once and kept on ctx; a file that is not a skill is bad
+--       input, never silently left out
 --   store.path(dir, id) -> dir/<id>.lua
 --   store.observations_path(dir, id) -> dir/<id>.observations.jsonl
 --   store.MAX_BYTES, store.MAX_OBSERVATION_BYTES, store.LIMITS
@@ -250,6 +254,22 @@ function M.write_all(dir, records)
     if stem and name:sub(1, 1) ~= "." and not owned[stem] then kept[#kept + 1] = join(dir, name) end
   end
   return { written = written, removed = removed, kept = kept }
+end
+
+function M.of_context(ctx)
+  if not ctx.skill_records then
+    local dir = ctx.skills_dir or ((require("kl.host").home or ".") .. "/skills/" .. ctx.arch)
+    local records, problems = M.load(dir)
+    if not records then
+      return nil, verdicts.failure("bad_input", problems.message .. (ctx.skills_dir and ""
+        or string.format(" (the skill repository of %s; give another with --skills DIR)", ctx.arch)))
+    end
+    if #problems > 0 then
+      return nil, verdicts.failure("bad_input", string.format("%s: %s", files.display(problems[1].path), problems[1].message))
+    end
+    ctx.skill_records, ctx.skills_dir = records, dir
+  end
+  return ctx.skill_records, ctx.skills_dir
 end
 
 return M

@@ -9,7 +9,8 @@
 --       a: the walk command's parsed flags (flags: its spec), run: the run
 --       folder; each unit's argv is its own walk's, with the flags that
 --       change a walk (budget, backend, max steps, the LLM's) passed on
---   walk_units.run(splan, index) -> exit code (the walk's)
+--   walk_units.run(splan, index) -> exit code (the walk's): the walk is
+--       klineage.search.walk, as `klineage walk` makes it, never the command
 --   walk_units.finished(splan, unit) -> true when its journal has walk_end
 --       and its repository was written
 --   walk_units.merge(splan) -> { finished, of, files, text } | nil, failure
@@ -85,11 +86,35 @@ local function learn(dir)
   return files.write_atomic(dir .. "/skills/.learned", string.format("%d skills from %d observations\n", #records, #observations))
 end
 
+-- The unit's walk, from its own argv (the walk's flags): the library walk
+-- (klineage.search.walk) that `klineage walk` makes too, then its report.
+local function walk(argv)
+  local args = require "klineage.base.args"
+  local lib = require "klineage.search.walk"
+  local a = lib.check(args.parse(argv, { flags = lib.flags(), min = 1, max = 1 }))
+  local ok, w, wf = pcall(require("klineage.workload").load, a.positional[1])
+  if not ok or not w then
+    local why = ok and wf or w
+    args.usage_error("cannot load the workload '%s': %s", files.display(a.positional[1]),
+      (tostring(type(why) == "table" and why.message or why):gsub("\n.*", "")))
+  end
+  local summary, f, run_dir = lib.run(w, a, argv)
+  require("klineage.report").after_run("walk", summary and summary.run or run_dir, true)
+  if not summary then
+    io.stderr:write("klineage slurm unit: the walk: ", require("klineage.base.term").text(f), "\n")
+    return require("klineage.base.exit_codes").of(f)
+  end
+  io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d gate cycles, %.1f s; stopped: %s\n",
+    require("klineage.base.term").text(w.name), summary.policy, summary.backend, #summary.steps, summary.cycles, summary.seconds,
+    require("klineage.base.term").text(summary.stopped)))
+  return 0
+end
+
 function M.run(splan, index)
   local u = splan.units[index + 1]
   local dir = splan.run .. "/" .. u.name
   if not walk_end(dir) then
-    local code = require("klineage.cli.commands.walk").run(u.argv)
+    local code = walk(u.argv)
     if code ~= 0 then return code end
   end
   if not walk_end(dir) then

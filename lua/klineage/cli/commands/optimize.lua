@@ -176,7 +176,7 @@ options:
     if not ctx then return code end
     if not records then
       local sf
-      records, sf = ctx:skills()
+      records, sf = require("klineage.skills.store").of_context(ctx)
       if not records then
         ctx:close()
         args.usage_error("%s", sf.message)

@@ -5,8 +5,9 @@ local llm_mod = require "klineage.llm"
 
 local slurm_options = require "klineage.slurm.options"
 
-local FLAGS = slurm_options.add_flags(llm_mod.add_flags({ policy = "string", budget = "number", backend = "string", max_steps = "number",
-                resume = "string", run = "string", journal = "string", json = "boolean", quiet = "boolean" }))
+local walk = require "klineage.search.walk"
+
+local FLAGS = slurm_options.add_flags(walk.flags())
 
 -- klineage walk W1,W2|lineages --slurm --policy P1,P2: one unit per (lineage, policy), each a walk of its own.
 local function on_slurm(a, slurm)
@@ -55,7 +56,7 @@ local function fmt_explained(x)
   return x.how .. " by " .. table.concat(names, "+")
 end
 
--- The walk's events on the progress line (progress.lua; nothing off a
+-- The walk's events on the progress line (cli/progress.lua; nothing off a
 -- terminal): the candidate being judged, the step's best so far (the
 -- accepted candidate slowest at the bench size, which the greedy policy
 -- tries first; on emu, which times nothing, how many were accepted), the
@@ -167,51 +168,30 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     local slurm = slurm_options.from_args(a, a.backend)
     if a.slurm then return on_slurm(a, slurm) end
     local files = require "klineage.base.files"
-    local search = require "klineage.search"
     local w = require("klineage.cli").load_workload(a.positional[1])
     if not w.lineage or #w.lineage == 0 then args.usage_error("the workload %s has no lineage to walk", w.name) end
-    local budget = a.budget
-    if budget then
-      local ok, bf = require("klineage.device.context").check_budget(budget)
-      if not ok then args.usage_error("--budget: %s", bf.message) end
+    walk.check(a)
+    local line
+    local summary, f, failed_dir = walk.run(w, a, argv, { opened = function(ctx, policy)
+      if not a.quiet then
+        io.stderr:write(string.format("klineage walk: %s from %s, policy %s, %s backend%s\n", w.name, w.lineage[#w.lineage],
+          policy.name, ctx.backend, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
+      end
+      line = require("klineage.cli.progress").line(io.stderr, ctx, { tty = a.quiet and false or nil })
+      return line.on and progress_printer(line) or nil
+    end })
+    if not line then -- the run context did not open
+      io.stderr:write(string.format("klineage walk: %s\n", require("klineage.base.term").text(f.message)))
+      return exit_codes.of(f, "open_run")
     end
-    local max_steps = a.max_steps
-    if max_steps and (math.type(max_steps) ~= "integer" or max_steps < 1) then args.usage_error("--max-steps needs a whole number >= 1") end
-    if a.run and a.resume then args.usage_error("give --run or --resume, not both") end
-    if a.run and not (a.run:match("^[%w_.%-]+$") and require("klineage.store.runs").check_name(a.run)) then
-      args.usage_error("--run takes a plain name ([A-Za-z0-9_.-], not . or ..)")
-    end
-    local llm_client, lf = llm_mod.client_from_args(a)
-    if a.llm and not llm_client then args.usage_error("--llm: %s", lf.message) end
-    local policy, pf = search.load_policy(a.policy or "greedy", "backward")
-    if not policy then args.usage_error("%s", pf.message) end
-    local resume = a.resume
-    local runs = require "klineage.store.runs"
-    local create_id
-    if a.run then
-      if runs.find(a.run, a.journal) then resume = a.run else create_id = a.run end
-    end
-    local ctx, code = require("klineage.cli").open_context("walk", { backend = a.backend, journal = a.journal, resume = resume,
-      run_id = create_id, budget = budget, command = { "klineage", "walk", table.unpack(argv) }, workloads = { w } })
-    if not ctx then return code end
-    if not a.quiet then
-      io.stderr:write(string.format("klineage walk: %s from %s, policy %s, %s backend%s\n", w.name, w.lineage[#w.lineage],
-        policy.name, ctx.backend, ctx.run and (", journal in " .. files.display(ctx.run.dir)) or ""))
-    end
-    local line = require("klineage.cli.progress").line(io.stderr, ctx, { tty = a.quiet and false or nil })
-    local summary, f = require("klineage.base.verdicts").catch(search.run, ctx, w, { policy = policy, direction = "backward", max_steps = max_steps,
-      llm = llm_client and llm_mod.simplifier(llm_client),
-      progress = line.on and progress_printer(line) or nil })
     line:done() -- a walk that raised sent no "end"
-    local run_dir = ctx.run and ctx.run.dir
-    ctx:close()
+    local run_dir = summary and summary.run or failed_dir
     -- The report before the summary, so that the summary stays the last output.
     require("klineage.report").after_run("walk", run_dir, a.quiet)
     if not summary then
       io.stderr:write("klineage walk: ", require("klineage.base.term").text(f), "\n")
       return exit_codes.of(f)
     end
-    summary.run = run_dir
     if a.json then
       -- lua-cjson writes an empty table as {}: a walk of no steps has steps [].
       local json = require("klineage.base.stable_json").encode(summary):gsub("\\/", "/"):gsub('"steps":{}', '"steps":[]')
