@@ -448,3 +448,22 @@ describe("the observations a Slurm eval extracts once", function()
     for _, k in ipairs({ "steps", "cycles", "recheck", "stopped" }) do check(a[k] == b[k], "%s: %s here, %s as a unit", k, tostring(a[k]), tostring(b[k])) end
   end)
 end)
+
+describe("klineage slurm unit of a walk", function()
+  it("walks through the library walk (klineage.search.walk), then learns the unit's repository", function()
+    local run = scratch_dir() .. "/walks-emu"
+    local walk_units = require "klineage.slurm.walk_units"
+    local units = walk_units.units({ "transpose" }, { "recorded" }, { backend = "emu", budget = 4, max_steps = 1 },
+      require("klineage.search.walk").flags(), run)
+    assert(folder.write_plan({ schema = folder.SCHEMA, kind = "walk", run = run, cwd = home, units = units, options = {} }))
+    local out, code = klineage_env({}, "slurm", "unit", run, "0")
+    if code ~= 0 then fail("exit %s: %s", tostring(code), out) end
+    expect(out):contains("transpose, policy recorded, emu backend: ")
+    local dir = run .. "/" .. units[1].name
+    expect(exists(dir .. "/skills/.learned")):is_true()
+    expect(exists(dir .. "/report.md")):is_true()
+    expect(walk_units.finished({ run = run, units = units }, units[1])):is_true()
+    local lines = read_file(dir .. "/journal.jsonl")
+    expect(lines):contains('"kind":"walk_end"')
+  end)
+end)
