@@ -238,14 +238,12 @@ describe("the engine asks the run context", function()
   it("no module outside the device folder compares backend names or reads the budget's fields", function()
     local bad = {}
     for _, path in ipairs(lua_files(home .. "/lua/klineage", {})) do
-      do
-        local n = 0
-        for line in assert(files.read_text(path)):gmatch("[^\n]*") do
-          n = n + 1
-          if line:find('backend == "emu"', 1, true) or line:find('backend == "cuda"', 1, true)
-            or line:find("cycles_used", 1, true) or line:find("cycle_limit", 1, true) or line:find("%.budget%.used") then
-            bad[#bad + 1] = path:sub(#home + 2) .. ":" .. n
-          end
+      local n = 0
+      for line in assert(files.read_text(path)):gmatch("[^\n]*") do
+        n = n + 1
+        if line:find('backend == "emu"', 1, true) or line:find('backend == "cuda"', 1, true)
+          or line:find("cycles_used", 1, true) or line:find("cycle_limit", 1, true) or line:find("%.budget%.used") then
+          bad[#bad + 1] = path:sub(#home + 2) .. ":" .. n
         end
       end
     end
