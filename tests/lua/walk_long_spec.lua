@@ -1,7 +1,8 @@
 -- klineage walk on emu, the long cases (label long: `make test-long`, CI,
 -- and the ASan run): a softmax walk killed mid-way resumes to the same
 -- steps paying no gate cycle twice; a policy that follows a candidate the
--- gate refused stops with an error. Each walks a whole costly lineage
+-- gate refused stops with an error; the greedy policy takes
+-- the undo the gate accepts on sgemm. Each walks a whole costly lineage
 -- (minutes of emu on two cores); walk_spec.lua keeps the cheap walks.
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local support = assert(loadfile(here .. "/walk_support.lua", "t", _ENV))()
@@ -63,5 +64,18 @@ return { name = "follows-anything", direction = "backward",
     if out:match("every hunk passed") then it.skip("", "every hunk revert passed the gate: no refused candidate to follow") end
     expect(code):equals(1)
     expect(out):matches("did not accept")
+  end)
+end)
+
+describe("klineage walk --policy greedy", function()
+  it("takes the undo the gate accepts and is at the expert's previous version again", function()
+    local runs = scratch_dir()
+    local s = walk_json("sgemm", "--policy", "greedy", "--journal", runs, "--run", "g", "--max-steps", "2")
+    expect(#s.steps):equals(2)
+    expect(s.steps[1].producer.kind):equals("transform")
+    expect(s.steps[1].producer.name):equals("double_buffer")
+    -- undo(double_buffer) of v7 is v6 but for its comments: the walk knows
+    -- it is at v6, so the second step may revert v6's recorded hunks.
+    expect(s.steps[2].from):equals("v6_warptile.cu")
   end)
 end)
