@@ -1,0 +1,141 @@
+-- kir.lift on every held-out kernel, matmul and the lineages' first
+-- versions: each lifts or says why in one line; golden IR of a few;
+-- hostile kernels refuse with a reason and never raise.
+package.path = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") .. "/?.lua;" .. package.path
+local support = require "kir_support"
+local kir = require "klineage.kir"
+local ir = require "klineage.kir.ir"
+
+-- The kernels expected to refuse, and the reason's words.
+local REFUSED = {
+  ["bfs/v0_naive.cu"] = "several __global__",
+  ["reduction/v0_interleaved.cu"] = "several __global__",
+  ["raytrace/v0_brute_force.cu"] = "does not model",
+}
+
+describe("kir.lift on the held-out suite", function()
+  for _, t in ipairs(support.tasks()) do
+    it(t.name .. " lifts, and emits again", function()
+      local k, why = kir.lift(t.text)
+      if not k then fail("%s: %s", t.name, why) end
+      expect(#k.axes):at_least(1)
+      local text = assert(kir.emit(k))
+      expect(text):contains("void " .. k.name .. "(")
+      expect(text):contains("@kl launch")
+      -- lifting the emitted text again gives the same code
+      local again = assert(kir.lift(text))
+      expect(assert(kir.emit(again))):equals(text)
+    end)
+  end
+end)
+
+describe("kir.lift on matmul and the lineages' first versions", function()
+  for _, t in ipairs(support.extra()) do
+    it(t.name .. (REFUSED[t.name] and " refuses with its reason" or " lifts"), function()
+      local k, why = kir.lift(t.text)
+      if REFUSED[t.name] then
+        expect(k):is_nil()
+        expect(why):contains(REFUSED[t.name])
+      else
+        if not k then fail("%s: %s", t.name, why) end
+        expect(assert(kir.emit(k))):contains("@kl launch")
+      end
+    end)
+  end
+end)
+
+local function lift_task(name)
+  for _, t in ipairs(support.tasks()) do
+    if t.name == name then return assert(kir.lift(t.text)) end
+  end
+end
+
+describe("golden IR", function()
+  it("matmul_abt: two axes from a 2D grid, a wrapped guard, one reduction loop", function()
+    local k = lift_task("matmul_abt")
+    expect(#k.axes):equals(2)
+    expect(k.axes[1].name):equals("n")
+    expect(k.axes[1].dim):equals("x")
+    expect(ir.text(k.axes[1].block)):equals("TILE")
+    expect(k.axes[2].dim):equals("y")
+    expect(k.guard.form):equals("wrap")
+    expect(k.axes[1].extent_ann):equals("N")
+    expect(k.axes[2].extent_ann):equals("M")
+    expect(k.launch.grid[1]):equals("cdiv(N, TILE)")
+    expect(k.body[2].s):equals("for")
+    expect(ir.text(k.body[2].cond)):equals("k < K")
+  end)
+
+  it("batched_gemm: a 64-bit flat axis, the digits lifted as per-point lets", function()
+    local k = lift_task("batched_gemm")
+    expect(#k.axes):equals(1)
+    expect(k.axes[1].type):equals("long")
+    expect(k.axes[1].cast):equals("long")
+    expect(k.guard.form):equals("return")
+    expect(k.axes[1].extent_ann):equals("batch * M * N")
+    expect(k.body[1].s):equals("let")
+    expect(ir.text(k.body[1].init)):equals("(int)(t % N)")
+  end)
+
+  it("rmsnorm: a blockIdx-only axis, the guard on the other", function()
+    local k = lift_task("rmsnorm")
+    expect(k.axes[2].name):equals("r")
+    expect(k.axes[2].block):is_nil()
+    expect(k.axes[1].extent_ann):equals("cols")
+  end)
+
+  it("segmented_scan: the loop without a condition is kept opaque", function()
+    local k = lift_task("segmented_scan")
+    local raw
+    for _, s in ipairs(k.body) do if s.s == "raw" then raw = s end end
+    expect(raw):exists()
+    expect(raw.writes.sum):is_true()
+  end)
+end)
+
+local HOSTILE = {
+  { "syncthreads", "extern \"C\" __global__ void k(int n, float *y) { // @kl launch grid(1) block(32)\n __syncthreads(); }", "__syncthreads" },
+  { "shared", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { __shared__ float s[32]; int i = threadIdx.x; y[i] = s[i]; }", "__shared__" },
+  { "goto", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; again: if (i < n) goto again; }", "goto" },
+  { "deref", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; *(y + i) = 1.0f; }", "dereferences" },
+  { "no launch line", "extern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i < n) y[i] = 0; }", "launch" },
+  { "no coordinate", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { y[0] = 1.0f; }", "no output coordinate" },
+  { "thread ids after the guard", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; y[i] = threadIdx.y; }", "threadIdx" },
+  { "grid stride", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { for (int i = blockIdx.x * 32 + threadIdx.x; i < n; i += gridDim.x * 32) y[i] = 0; }", "gridDim" },
+  { "writes its coordinate", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; i = i + 1; y[i] = 0; }", "writes i" },
+  { "local array", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; float t[4]; if (i >= n) return; y[i] = 0; }", "local array" },
+  { "no kernel", "int main() { return 0; }", "no __global__" },
+  { "garbage", "}}}{{{ __global__ ((( void", "" },
+  { "macro body", "// @kl launch grid(1) block(32)\n#define BODY y[i] = 0;\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; BODY }", "" },
+}
+
+describe("hostile kernels", function()
+  for _, h in ipairs(HOSTILE) do
+    it(h[1] .. " refuses with a reason, without raising", function()
+      local ok, k, why = pcall(kir.lift, h[2])
+      if not ok then fail("lift raised: %s", tostring(k)) end
+      if k then fail("lifted where it should refuse") end
+      expect(type(why)):equals("string")
+      expect(why):contains(h[3])
+      expect(why):never_contains("\n")
+    end)
+  end
+
+  it("a deeply nested expression refuses, without raising", function()
+    local e = string.rep("(", 300) .. "x[i]" .. string.rep(")", 300)
+    local text = "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, const float *x, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; y[i] = " .. e .. "; }"
+    local ok, k, why = pcall(kir.lift, text)
+    expect(ok):is_true()
+    if k then fail("lifted a 300-deep expression") end
+    expect(why):exists()
+  end)
+
+  it("a deeply nested loop refuses, without raising", function()
+    local text = "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; float s = 0; " ..
+      string.rep("for (int a = 0; a < n; ++a) ", 250) .. "s += 1; y[i] = s; }"
+    local ok, k, why = pcall(kir.lift, text)
+    expect(ok):is_true()
+    if k then fail("lifted a 250-deep loop nest") end
+    expect(why):exists()
+  end)
+end)
