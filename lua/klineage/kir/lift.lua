@@ -245,6 +245,7 @@ function M.lift(text, opts)
   for _, a in ipairs(k.axes) do
     a.extent_ann = a.extent and launch_line.annotation_text(a.extent) or nil
   end
+  require("klineage.kir.geometry").init(k)
   return k
 end
 
