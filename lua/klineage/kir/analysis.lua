@@ -36,7 +36,7 @@ local function lets(k)
   for _, s in ipairs(k.uniform) do map[s.name] = s end
   ir.walk(k.body, function(s)
     if s.s == "let" then map[s.name] = map[s.name] and false or s end
-    if s.s == "for" then map[s.init.name] = false end
+    if s.s == "for" and s.init then map[s.init.name] = false end
   end)
   return map
 end
@@ -207,13 +207,14 @@ end
 
 -- Loop bounds of a canonical `for (T v = lo; v < hi | v <= hi; ++v | v++ | v += 1)`.
 local function bounds(s)
+  if not (s.init and s.init.init) then return nil end
   local v = s.init.name
   local c, st = s.cond, s.step
-  local unit = st.s == "assign" and st.lhs.k == "var" and st.lhs.name == v and
-    (st.op == "++" or (st.op == "+=" and st.rhs.k == "num" and st.rhs.v == "1"))
-  if not unit or c.k ~= "bin" or not (c.a.k == "var" and c.a.name == v) then return nil end
-  if c.op == "<" then return v, s.init.init, c.b end
-  if c.op == "<=" then return v, s.init.init, ir.bin("+", c.b, ir.num(1)) end
+  local step = st.s == "assign" and st.lhs.k == "var" and st.lhs.name == v and
+    (st.op == "++" and 1 or (st.op == "+=" and st.rhs.k == "num" and math.tointeger(tonumber(st.rhs.v))))
+  if not step or step < 1 or c.k ~= "bin" or not (c.a.k == "var" and c.a.name == v) then return nil end
+  if c.op == "<" then return v, s.init.init, c.b, step end
+  if c.op == "<=" then return v, s.init.init, ir.bin("+", c.b, ir.num(1)), step end
 end
 M.bounds = bounds
 
@@ -385,16 +386,17 @@ function M.analyze(k)
         for _, e in ipairs(ir.exprs(s)) do exprs_access(e, loops) end
       end
       if s.s == "for" then
-        local v, lo, hi = bounds(s)
-        local loop = { stmt = s, var = s.init.name, lo = lo, hi = hi, canonical = v ~= nil, depth = #loops }
+        local v, lo, hi, step = bounds(s)
+        local loop = { stmt = s, var = s.init and s.init.name or "?", lo = lo, hi = hi, step = step, canonical = v ~= nil,
+          depth = #loops }
         local outside = {}
         for n in pairs(scope) do outside[n] = true end
         classify(loop, cx, outside)
-        if not loop.canonical then loop.kind, loop.why = "seq", "not a unit-step loop with a < or <= bound" end
+        if not loop.canonical then loop.kind, loop.why = "seq", "not a constant-step loop with a < or <= bound" end
         out.loops[s] = loop
         out.loops.list[#out.loops.list + 1] = loop
         local inner = { table.unpack(loops) }
-        inner[#inner + 1] = s.init.name
+        inner[#inner + 1] = loop.var
         local sc = setmetatable({}, { __index = scope })
         local copy = {}
         for n in pairs(scope) do copy[n] = true end

@@ -74,7 +74,7 @@ local function emit_stmt(s, out, ind, ctx)
     end
     out[#out + 1] = pad .. "}"
   elseif s.s == "for" then
-    local head = pad .. "for (" .. simple_text(s.init, ctx) .. " " .. ir.text(s.cond) .. "; " .. step_text(s.step) .. ")"
+    local head = pad .. "for (" .. (s.init and simple_text(s.init, ctx) or ";") .. " " .. ir.text(s.cond) .. "; " .. step_text(s.step) .. ")"
     local inner = { in_points = ctx.in_points, loop_depth = ctx.loop_depth + 1 }
     if #s.body == 1 and SIMPLE[s.body[1].s] then
       out[#out + 1] = head .. " " .. simple_text(s.body[1], inner)

@@ -62,7 +62,12 @@ expr_text = function(e)
   if k == "bin" then
     local p = PREC[e.op]
     local sep = e.op == "," and ", " or " " .. e.op .. " "
-    return wrap(e.a, p) .. sep .. wrap(e.b, p + 1)
+    -- `a || b && c` is right but reads wrong (and compilers warn): parenthesize
+    local function side(x, min)
+      if e.op == "||" and x.k == "bin" and x.op == "&&" then return "(" .. expr_text(x) .. ")" end
+      return wrap(x, min)
+    end
+    return side(e.a, p) .. sep .. side(e.b, p + 1)
   end
   if k == "un" then
     local inner = wrap(e.a, PREC_UNARY)
@@ -184,7 +189,7 @@ function M.map_stmts(stmts, f)
     for key, v in pairs(s) do
       if key == "body" or key == "then_" or key == "else_" then
         c[key] = M.map_stmts(v, f)
-      elseif key == "init" and s.s == "for" then
+      elseif key == "init" and s.s == "for" and v then
         c[key] = M.map_stmts({ v }, f)[1]
       elseif key == "step" then
         c[key] = M.map_stmts({ v }, f)[1]

@@ -1,0 +1,106 @@
+-- Each schedule primitive on the families where it is legal, through the
+-- real gate on emu against the task's C reference at every test size;
+-- and each illegal case refused with its reason, before any gate.
+package.path = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") .. "/?.lua;" .. package.path
+local support = require "kir_support"
+local kir = require "klineage.kir"
+
+local by_name = {}
+for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
+
+-- { task, schedule, words the emitted kernel must hold, words a legality reason must hold }
+local LEGAL = {
+  { "jacobi2d", "map(x=j,y=i,block=32x8)", "int j = blockIdx.x * 32 + threadIdx.x", "j on threadIdx.x" },
+  { "stencil3d", "map(x=x,y=y,z=z,block=32x4x2)", "int x = blockIdx.x * 32 + threadIdx.x", "unit stride" },
+  { "attention_scores", "map(x=j,y=i,block=32x8)", "block(32, 8)", "S[" },
+  { "axpby", "coarsen(4)", "for (int u_ = 0; u_ < 4; ++u_)", "4 points of i" },
+  { "batched_gemm", "coarsen(2)", "continue;", "every store moves with t" },
+  { "histogram", "coarsen(4)", "atomicAdd", "atomics commute" },
+  { "depthwise_conv2d", "map(x=w,y=h,block=64x4) coarsen(2,axis=h)", "u_ * 4", "points of h" },
+  { "gemv", "split_reduce(warp)", "__shfl_xor_sync", "reassociates" },
+  { "row_argmax", "split_reduce(warp,wpb=4)", "best_o < best", "smaller index" },
+  { "nearest_neighbor", "split_reduce(block=128)", "__syncthreads", "smaller index" },
+  { "layernorm", "split_reduce(warp)", "for (int c = lane_; c < cols; c += 32) y[", "stores apart" },
+  { "spmv_csr", "split_reduce(warp)", "row_ptr[r] + lane_", "reduces sum by +" },
+  { "rmsnorm", "split_reduce(block=128)", "part_ss_1[warp_]", "shared memory" },
+  { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
+  { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
+  { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },
+}
+
+describe("legal schedules pass the gate on emu", function()
+  for _, c in ipairs(LEGAL) do
+    it(c[1] .. ": " .. c[2], function()
+      local t = by_name[c[1]]
+      local text, log = kir.schedule(t.text, c[2])
+      if not text then fail("refused: %s", tostring(log)) end
+      expect(text):contains(c[3])
+      local reasons = {}
+      for _, l in ipairs(log) do
+        expect(l.legal):is_true()
+        expect(l.reason):matches("^legal: ")
+        reasons[#reasons + 1] = l.reason
+      end
+      expect(table.concat(reasons, " | ")):contains(c[4])
+      local ok, r = support.gate(t, text, c[2])
+      if not ok then fail("%s\n%s", r, text) end
+    end)
+  end
+end)
+
+local CSR_SCATTER = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void scatter(int n, const int *idx, const float *x, float *out) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i >= n) return;
+  out[idx[i]] = x[i];
+}
+]==]
+
+-- { kernel (task name or text), schedule, words of the refusal }
+local ILLEGAL = {
+  { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
+  { "axpby", "split_reduce(warp)", "no reduction loop" },
+  { "segmented_scan", "split_reduce(warp)", "opaque loop" },
+  { "histogram", "split_reduce(warp)", "an atomic outside the split loops" },
+  { CSR_SCATTER, "coarsen(4)", "is indirect: two points of one thread may write the same place" },
+  { "rmsnorm", "map(x=r)", "blockIdx alone" },
+  { "jacobi2d", "map(x=j,y=i,block=64x32)", "CUDA allows 1024" },
+  { "jacobi2d", "map(x=j,y=j)", "two thread dimensions" },
+  { "axpby", "coarsen(4) coarsen(2)", "already coarsened" },
+  { "gemv", "coarsen(2) split_reduce(warp)", "coarsen goes last" },
+  { "segmented_scan", "unroll(4)", "no constant-step loop" },
+  { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
+  { "gemv", "split_reduce(block=100)", "whole warps" },
+}
+
+describe("illegal schedules are refused with their reason", function()
+  for _, c in ipairs(ILLEGAL) do
+    local label = by_name[c[1]] and c[1] or "a scatter through an index"
+    it(label .. ": " .. c[2], function()
+      local text = by_name[c[1]] and by_name[c[1]].text or c[1]
+      local out, why = kir.schedule(text, c[2])
+      expect(out):is_nil()
+      expect(why):contains(c[3])
+    end)
+  end
+end)
+
+describe("candidates", function()
+  it("lists only legal applications, each with its reason, and every one emits", function()
+    local k = assert(kir.lift(by_name.gemv.text))
+    local c = kir.candidates(k)
+    expect(#c):at_least(4)
+    local names = {}
+    for _, x in ipairs(c) do
+      names[x.name] = true
+      expect(x.reason):matches("^legal: ")
+      local applied = assert(kir.apply(k, x.text))
+      expect(assert(kir.emit(applied))):contains("void gemv(")
+    end
+    expect(names.split_reduce):is_true()
+    expect(names.coarsen):is_true()
+    local none = kir.candidates(assert(kir.lift(by_name.cummax_cols.text)))
+    for _, x in ipairs(none) do expect(x.name):never_contains("split_reduce") end
+  end)
+end)
