@@ -26,6 +26,10 @@ local LEGAL = {
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
   { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },
+  { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
+  { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
+  { "pairwise_dist", "stage(X,Y,tile=8)", "__syncthreads();", "order of the sum is unchanged" },
+  { "nbody", "map(block=128) stage(tile=64)", "smass_4[j - t0_]", "mass[j] (shared by the threads along i)" },
 }
 
 describe("legal schedules pass the gate on emu", function()
@@ -72,6 +76,12 @@ local ILLEGAL = {
   { "segmented_scan", "unroll(4)", "no constant-step loop" },
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
+  { "gemv", "stage(A)", "no reuse" },
+  { "spmv_csr", "stage()", "threads of a block would disagree on the trip count" },
+  { "conv1d", "stage()", "read under a condition" },
+  { "nbody", "stage()", "not a compile-time constant" },
+  { "axpby", "stage()", "no top-level reduction loop" },
+  { "gemv", "stage() split_reduce(warp)", "does not compose" },
 }
 
 describe("illegal schedules are refused with their reason", function()

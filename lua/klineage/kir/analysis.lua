@@ -75,6 +75,18 @@ local function context(k)
   return { axes = axes, defs = defs, digits = digits, params = params }
 end
 
+M.context = function(k) return context(k) end
+
+-- Inlines single-assignment lets, casts kept (the text a thread could
+-- evaluate elsewhere: a cooperative load computes other threads' indices).
+function M.inline(e, cx, depth)
+  depth = depth or 0
+  if depth > MAX_RESOLVE then return e end
+  return ir.map(e, function(x)
+    if x.k == "var" and cx.defs[x.name] then return M.inline(cx.defs[x.name], cx, depth + 1) end
+  end)
+end
+
 local function resolve(e, cx, depth)
   depth = depth or 0
   if depth > MAX_RESOLVE then return e end
