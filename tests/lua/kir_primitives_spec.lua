@@ -26,6 +26,12 @@ local LEGAL = {
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
   { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },
+  { "maxpool2d", "coarsen(2)", "BLOCK * 2", "points of t" },
+  { "permute3d", "vectorize(4)", "*(float4 *)&out[o0_] = out_v;", "out moved" },
+  { "axpby", "vectorize(4)", "*(const float4 *)&x[i0_]", "scalar tail" },
+  { "elementwise_chain", "vectorize(2)", "float2 y_v;", "2-wide" },
+  { "batchnorm_infer", "vectorize(4)", "y_v.w = ", "x and y moved" },
+  { "bias_gelu", "map(block=128) vectorize(4)", "bias[(i0_ + 3) % cols]", "4 consecutive points" },
   { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
   { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
   { "pairwise_dist", "stage(X,Y,tile=8)", "__syncthreads();", "order of the sum is unchanged" },
@@ -61,6 +67,14 @@ extern "C" __global__ void scatter(int n, const int *idx, const float *x, float 
 }
 ]==]
 
+local STRIDED_STORE = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void spread(int n, const float *x, float *y) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i < n) y[2 * i] = x[i];
+}
+]==]
+
 -- { kernel (task name or text), schedule, words of the refusal }
 local ILLEGAL = {
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
@@ -77,6 +91,11 @@ local ILLEGAL = {
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
   { "gemv", "stage(A)", "no reuse" },
+  { "cast_f16", "vectorize(4)", "no vector type" },
+  { STRIDED_STORE, "vectorize(4)", "the store y[2 * i] is not contiguous in i" },
+  { "jacobi2d", "vectorize(2)", "one axis with threads" },
+  { "gemv", "vectorize(4)", "a loop in the per-point code" },
+  { "histogram", "vectorize(4)", "as a statement" },
   { "spmv_csr", "stage()", "threads of a block would disagree on the trip count" },
   { "conv1d", "stage()", "read under a condition" },
   { "nbody", "stage()", "not a compile-time constant" },
@@ -86,7 +105,7 @@ local ILLEGAL = {
 
 describe("illegal schedules are refused with their reason", function()
   for _, c in ipairs(ILLEGAL) do
-    local label = by_name[c[1]] and c[1] or "a scatter through an index"
+    local label = by_name[c[1]] and c[1] or c[1]:match("void (%w+)")
     it(label .. ": " .. c[2], function()
       local text = by_name[c[1]] and by_name[c[1]].text or c[1]
       local out, why = kir.schedule(text, c[2])

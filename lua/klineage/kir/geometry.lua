@@ -9,19 +9,25 @@ local M = {}
 local INDEX = { x = 1, y = 2, z = 3 }
 M.INDEX = INDEX
 
+local function simple(t)
+  if t:match("^[%w_]+$") or t:match("^[%w_]+%b()$") then return t end
+  return "(" .. t .. ")"
+end
+
 function M.init(k)
   for _, a in ipairs(k.axes) do
     local i = INDEX[a.dim]
     a.grid_ann = k.launch.grid[i] or "1"
     a.threads_ann = a.block and (k.launch.block[i] or "1") or "1"
     a.per_block_ann = a.threads_ann
+    -- a guard bound the launch language cannot spell ((H + 1) / 2): the
+    -- original launch covered every point, so its grid times its block does
+    if a.block and a.extent and not a.extent_ann then
+      a.extent_ann = simple(a.grid_ann) .. " * " .. simple(a.threads_ann)
+    end
   end
 end
 
-local function simple(t)
-  if t:match("^[%w_]+$") then return t end
-  return "(" .. t .. ")"
-end
 
 function M.relaunch(k)
   local grid, block = { "1", "1", "1" }, { "1", "1", "1" }

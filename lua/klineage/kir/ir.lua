@@ -146,6 +146,18 @@ function M.strip_casts(e)
   end)
 end
 
+local NEGATE = { ["<"] = ">=", [">="] = "<", [">"] = "<=", ["<="] = ">", ["=="] = "!=", ["!="] = "==" }
+
+-- The condition's negation, written the way a person would.
+function M.negate(e)
+  if e.k == "bin" and NEGATE[e.op] then return M.bin(NEGATE[e.op], M.copy(e.a), M.copy(e.b)) end
+  if e.k == "bin" and (e.op == "&&" or e.op == "||") then
+    return M.bin(e.op == "&&" and "||" or "&&", M.negate(e.a), M.negate(e.b))
+  end
+  if e.k == "un" and e.op == "!" then return M.copy(e.a) end
+  return { k = "un", op = "!", a = M.copy(e) }
+end
+
 -- Statement helpers ---------------------------------------------------------
 
 -- Calls f(stmt, depth) on every statement, pre-order, nested bodies included.

@@ -199,7 +199,7 @@ function M.apply(k, p)
 
   local live
   if out.guard then
-    live = out.guard.form == "return" and { k = "un", op = "!", a = out.guard.cond } or out.guard.cond
+    live = out.guard.form == "return" and ir.negate(out.guard.cond) or out.guard.cond
   else
     live = ir.var("true")
   end
