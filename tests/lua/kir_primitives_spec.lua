@@ -79,6 +79,17 @@ extern "C" __global__ void spread(int n, const float *x, float *y) {
 }
 ]==]
 
+local IN_PLACE = [==[
+// @kl launch grid(cdiv(n, 128)) block(128)
+extern "C" __global__ void accumulate_rows(int n, int m, const float *a, float *y) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= n) return;
+  float s = 0.0f;
+  for (int j = 0; j < m; ++j) s += a[i * m + j] * y[j];
+  y[i] = y[i] + s;
+}
+]==]
+
 -- { kernel (task name or text), schedule, words of the refusal }
 local ILLEGAL = {
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
@@ -95,6 +106,8 @@ local ILLEGAL = {
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
   { "gemv", "stage(A)", "no reuse" },
+  { IN_PLACE, "split_reduce(warp)", "y is both read and written" },
+  { IN_PLACE, "stage(y)", "written by the kernel too" },
   { "spmm_csr", "register_tile(2,2)", "the points would disagree on the trip count" },
   { "jacobi2d", "register_tile(2,2)", "no top-level reduction loop" },
   { "gemv", "register_tile(2,2)", "axes on threadIdx.x and threadIdx.y" },

@@ -97,7 +97,8 @@ function M.axis_expr(a)
   if a.expr then return a.expr end
   local bid = ir.member("blockIdx", a.dim)
   if a.cast then bid = { k = "cast", type = a.cast, a = bid } end
-  if not a.block then return bid end
+  -- one thread along the axis: threadIdx is 0 there
+  if not a.block or (a.block.k == "num" and a.block.v == "1") then return bid end
   return ir.bin("+", ir.bin("*", bid, ir.copy(a.block)), ir.member("threadIdx", a.dim))
 end
 

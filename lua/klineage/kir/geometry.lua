@@ -29,7 +29,21 @@ function M.init(k)
 end
 
 
+-- An annotation expression's value from the kernel's own constants, or nil
+-- (it needs a workload parameter).
+function M.value(k, text)
+  local ok, v = pcall(require("klineage.expr").eval, text, k.constants or {})
+  if ok and math.type(v) == "integer" then return v end
+end
+
 function M.relaunch(k)
+  local threads = 1
+  for _, a in ipairs(k.axes) do
+    local n = M.value(k, a.threads_ann)
+    if not n then return nil, "the block size along " .. a.dim .. " (" .. a.threads_ann .. ") is not a constant of the kernel" end
+    threads = threads * n
+  end
+  if threads > 1024 then return nil, "a block of " .. threads .. " threads: CUDA allows 1024" end
   local grid, block = { "1", "1", "1" }, { "1", "1", "1" }
   for _, a in ipairs(k.axes) do
     local i = INDEX[a.dim]

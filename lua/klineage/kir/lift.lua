@@ -250,6 +250,7 @@ function M.lift(text, opts)
     for _ = 1, 4 do e = e and ir.subst(e, uniform) end
     a.extent_ann = e and launch_line.annotation_text(e) or nil
   end
+  k.constants = require("klineage.annotations").constants(text)
   require("klineage.kir.geometry").init(k)
   return k
 end

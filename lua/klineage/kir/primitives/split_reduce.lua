@@ -124,6 +124,15 @@ function M.apply(k, p)
     if clash then return nil, "the kernel already names " .. n end
   end
   local a = analysis.analyze(out)
+  -- lanes run the code outside the loops together: one lane's store must
+  -- not change what another lane still reads
+  local stored, read = {}, {}
+  for _, x in ipairs(a.accesses) do
+    if x.kind == "load" then read[x.array] = true else stored[x.array] = true end
+  end
+  for name in pairs(stored) do
+    if read[name] then return nil, name .. " is both read and written: a lane could read what another lane already stored" end
+  end
   local types, reduces, maps, reasons = {}, 0, 0, {}
   local body = {}
   local shared_decls = {}
@@ -194,15 +203,13 @@ function M.apply(k, p)
     out.pre = { { s = "let", type = "const int", name = LANE, init = ir.member("threadIdx", "x") },
       { s = "let", type = "const int", name = WARP, init = ir.bin("/", ir.member("threadIdx", "x"), ir.num(32)) } }
     for _, d in ipairs(shared_decls) do out.pre[#out.pre + 1] = d end
-    for _, o in ipairs(out.axes) do
-      if o ~= x and o.block then
-        o.block, o.threads_ann, o.per_block_ann, o.expr = ir.num(1), "1", "1", nil
-      end
+  end
+  -- the other axes: one point per block, so a warp (a block) is one output
+  for _, o in ipairs(out.axes) do
+    if o ~= x and o.block then
+      o.block, o.threads_ann, o.per_block_ann, o.expr = ir.num(1), "1", "1", nil
     end
   end
-  local total = 1
-  for _, o in ipairs(out.axes) do total = total * (tonumber(o.threads_ann) or 1) end
-  if total > 1024 then return nil, "a block of " .. total .. " threads: CUDA allows 1024" end
   out.schedule.split = mode
   local ok, why = geometry.relaunch(out)
   if not ok then return nil, why end

@@ -90,6 +90,9 @@ function M.apply(k, p)
     if bad then return nil, "a return before the loop: every thread must reach the barriers" end
   end
 
+  local written = {}
+  for _, x in ipairs(a.accesses) do if x.kind ~= "load" then written[x.array] = true end end
+
   -- the operands to stage
   local want = {}
   for _, name in ipairs(p) do want[name] = true end
@@ -111,6 +114,7 @@ function M.apply(k, p)
         end
       end
       if l.conditional then why = "is read under a condition: staging would read it unconditionally" end
+      if written[array] then why = "is written by the kernel too: a staged copy could be stale" end
       if not vars[loop.var] then why = "does not move with " .. loop.var end
       if #deps == #(function() local t = {} for n in pairs(threaded) do t[#t + 1] = n end return t end)() then
         why = why or "no reuse: it depends on every threaded axis, so no two threads of a block share an element"
