@@ -36,6 +36,8 @@ local LEGAL = {
   { "pairwise_dist", "register_tile(4,2)", "s_3_1", "no reassociation" },
   { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(2,2)", "S[((long)h * L + i_1) * L + j_1] = dot_1_1 / sqrtf((float)D)", "clamped" },
   { "depthwise_conv2d", "register_tile(2,2)", "acc_1_1", "loop over i" },
+  { "jacobi2d", "map(x=j,y=i,block=32x8) stage()", "__shared__ float su_1[8 + 2][32 + 2];", "offsets i -1..1, j -1..1" },
+  { "stencil3d", "stage()", "su_1[threadIdx.z + 2][threadIdx.y + 1][threadIdx.x + 1]", "an early return guards the edges" },
   { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
   { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
   { "pairwise_dist", "stage(X,Y,tile=8)", "__syncthreads();", "order of the sum is unchanged" },
@@ -90,6 +92,15 @@ extern "C" __global__ void accumulate_rows(int n, int m, const float *a, float *
 }
 ]==]
 
+local NO_EDGE_GUARD = [==[
+// @kl launch grid(cdiv(n, 128)) block(128)
+extern "C" __global__ void forward_difference(int n, const float *u, float *d) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= n) return;
+  d[i] = u[i + 1] - u[i];
+}
+]==]
+
 -- { kernel (task name or text), schedule, words of the refusal }
 local ILLEGAL = {
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
@@ -119,7 +130,8 @@ local ILLEGAL = {
   { "spmv_csr", "stage()", "threads of a block would disagree on the trip count" },
   { "conv1d", "stage()", "read under a condition" },
   { "nbody", "stage()", "not a compile-time constant" },
-  { "axpby", "stage()", "no top-level reduction loop" },
+  { "elementwise_chain", "stage()", "x is read at one place per point: no neighbour shares it" },
+  { NO_EDGE_GUARD, "stage()", "u[i + 1] may read past the edge along i" },
   { "gemv", "stage() split_reduce(warp)", "does not compose" },
 }
 

@@ -63,7 +63,8 @@ function M.apply(k, p)
   for i, s in ipairs(out.body) do
     if s.s == "for" and not loop and a.loops[s].kind == "reduce" then at, loop = i, a.loops[s] end
   end
-  if not loop then return nil, "no top-level reduction loop to tile" end
+  -- no reduction to tile: the stencil form (neighbours in a halo tile)
+  if not loop then return require("klineage.kir.primitives.stage_halo").apply(k, p, out) end
   if loop.step ~= 1 then return nil, "the loop over " .. loop.var .. " does not step by 1" end
   local threaded = {}
   for _, ax in ipairs(out.axes) do
