@@ -120,7 +120,7 @@ local ILLEGAL = {
   { "gemv", "stage(A)", "no reuse" },
   { "scatter_add", "privatize()", "the bin index index[i] reads int: no range the IR can prove" },
   { "gemv", "privatize()", "stores y[i] besides the atomic" },
-  { "segmented_scan", "privatize()", "hides control flow (raw)" },
+  { "segmented_scan", "privatize()", "stores y[i] besides the atomic" },
   { IN_PLACE, "split_reduce(warp)", "y is both read and written" },
   { IN_PLACE, "stage(y)", "written by the kernel too" },
   { "spmm_csr", "register_tile(2,2)", "the points would disagree on the trip count" },
