@@ -38,6 +38,7 @@ local LEGAL = {
   { "depthwise_conv2d", "register_tile(2,2)", "acc_1_1", "loop over i" },
   { "jacobi2d", "map(x=j,y=i,block=32x8) stage()", "__shared__ float su_1[8 + 2][32 + 2];", "offsets i -1..1, j -1..1" },
   { "stencil3d", "stage()", "su_1[threadIdx.z + 2][threadIdx.y + 1][threadIdx.x + 1]", "an early return guards the edges" },
+  { "scan_rows", "scan(block=128)", "__shfl_up_sync", "one block of 128 a row" },
   { "histogram", "privatize(items=8)", "__shared__ unsigned int priv_[256];", "integer updates commute exactly" },
   { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
   { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
@@ -102,6 +103,19 @@ extern "C" __global__ void forward_difference(int n, const float *u, float *d) {
 }
 ]==]
 
+local WEIGHTED_PREFIX = [==[
+// @kl launch grid(cdiv(rows * cols, 256)) block(256)
+extern "C" __global__ void decayed_prefix(int rows, int cols, const float *x, const float *w, float *y) {
+  long t = (long)blockIdx.x * 256 + threadIdx.x;
+  if (t >= (long)rows * cols) return;
+  int c = (int)(t % cols);
+  const float *row = x + (t - c);
+  float sum = 0.0f;
+  for (int k = 0; k <= c; ++k) sum += row[k] * w[c - k];
+  y[t] = sum;
+}
+]==]
+
 -- { kernel (task name or text), schedule, words of the refusal }
 local ILLEGAL = {
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
@@ -118,6 +132,9 @@ local ILLEGAL = {
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
   { "gemv", "stage(A)", "no reuse" },
+  { "gemv", "scan()", "does not run up to the point's own place in a row" },
+  { "segmented_scan", "scan()", "a loop that is not a reduction (opaque)" },
+  { WEIGHTED_PREFIX, "scan()", "w[c - k] depends on the point's place c" },
   { "scatter_add", "privatize()", "the bin index index[i] reads int: no range the IR can prove" },
   { "gemv", "privatize()", "stores y[i] besides the atomic" },
   { "segmented_scan", "privatize()", "stores y[i] besides the atomic" },
