@@ -23,6 +23,8 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   unroll(F [, loop=VAR])                    F iterations a trip, remainder kept
   coarsen(F [, axis=AXIS])                  F outputs a thread, block-strided, tail guarded
   vectorize(2|4)                            float2/float4 accesses, scalar tail
+  privatize(items=F)                        a histogram's scatter into shared memory first
+  scan(block=B)                             a per-output prefix sum as a block scan a row
 The new launch is resolved with the workload's parameters (bench and test
 sizes): a geometry CUDA refuses exits 1. The emitted kernel is not judged
 here: run it through `klineage gate` (floating-point reductions that a

@@ -369,8 +369,13 @@ function M.analyze(k)
   local cx = context(k)
   local thread_x = ir.axis_on(k, "x")
   local out = { accesses = {}, loops = { list = {} }, digits = cx.digits, thread_x = thread_x and thread_x.name }
-  local declared = {}
-  for _, s in ipairs(k.uniform) do declared[s.name] = true end
+  -- a scope: the scalars declared so far, copied into each nested body
+  -- (a loop's accumulators are the scalars declared before it)
+  local function copy_scope(scope)
+    local c = {}
+    for n in pairs(scope) do c[n] = true end
+    return c
+  end
   local function exprs_access(e, loops, skip_store)
     ir.visit(e, function(x)
       if x.k == "index" and x ~= skip_store then
@@ -409,20 +414,15 @@ function M.analyze(k)
         out.loops.list[#out.loops.list + 1] = loop
         local inner = { table.unpack(loops) }
         inner[#inner + 1] = loop.var
-        local sc = setmetatable({}, { __index = scope })
-        local copy = {}
-        for n in pairs(scope) do copy[n] = true end
-        visit(s.body, inner, copy)
+        visit(s.body, inner, copy_scope(scope))
       elseif s.s == "if" then
-        visit(s.then_, loops, setmetatable({}, { __index = scope }))
-        if s.else_ then visit(s.else_, loops, setmetatable({}, { __index = scope })) end
+        visit(s.then_, loops, copy_scope(scope))
+        if s.else_ then visit(s.else_, loops, copy_scope(scope)) end
       elseif s.s == "block" then
         visit(s.body, loops, scope)
       end
     end
   end
-  -- `outside` must list every scalar visible before a loop: pairs() on a
-  -- scope copies them, so scopes are plain tables copied at each loop.
   visit(k.body, {}, {})
   return out
 end

@@ -24,10 +24,6 @@ local UNARY_OK = { ["-"] = true, ["+"] = true, ["!"] = true, ["~"] = true, ["&"]
 
 local expr
 
-local function kids(node)
-  return node:children()
-end
-
 expr = function(node, depth)
   depth = (depth or 0) + 1
   if depth > M.MAX_DEPTH then refuse("expression nested deeper than %d", M.MAX_DEPTH) end
@@ -53,7 +49,7 @@ expr = function(node, depth)
     if not callee or callee.kind ~= "ident" then refuse("calls something that is not a plain name (%s)", short(node)) end
     if node:field("template_args") then refuse("a template call (%s)", short(node)) end
     local args = {}
-    for _, c in ipairs(kids(node)) do
+    for _, c in ipairs(node:children()) do
       if c.id ~= callee.id then args[#args + 1] = expr(c, depth) end
     end
     return ir.call(callee:text(), args)
@@ -99,7 +95,7 @@ local stmt
 local function stmts_of(node, depth, out)
   out = out or {}
   if node.kind == "compound" then
-    for _, c in ipairs(kids(node)) do stmt(c, depth, out) end
+    for _, c in ipairs(node:children()) do stmt(c, depth, out) end
   else
     stmt(node, depth, out)
   end

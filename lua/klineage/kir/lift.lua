@@ -214,7 +214,6 @@ local function lift_fn(unit, fn, text)
   end)
   if bad then return nil, bad end
 
-  k.extents = {}
   if k.guard then
     for name, e in pairs(extents(k.guard, k.axes)) do ir.axis(k, name).extent = e end
   end

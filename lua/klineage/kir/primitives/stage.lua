@@ -78,6 +78,8 @@ function M.apply(k, p)
       threaded[ax.name] = ax
     end
   end
+  local n_threaded = 0
+  for _ in pairs(threaded) do n_threaded = n_threaded + 1 end
   for _, bound in ipairs({ loop.lo, loop.hi }) do
     for name in pairs(ir.vars(M.inline_all(bound, cx))) do
       if threaded[name] or cx.defs[name] then
@@ -117,7 +119,7 @@ function M.apply(k, p)
       if l.conditional then why = "is read under a condition: staging would read it unconditionally" end
       if written[array] then why = "is written by the kernel too: a staged copy could be stale" end
       if not vars[loop.var] then why = "does not move with " .. loop.var end
-      if #deps == #(function() local t = {} for n in pairs(threaded) do t[#t + 1] = n end return t end)() then
+      if #deps == n_threaded then
         why = why or "no reuse: it depends on every threaded axis, so no two threads of a block share an element"
       end
       if why then skipped[#skipped + 1] = ir.text(l.expr) .. " " .. why
