@@ -105,6 +105,10 @@ local HOSTILE = {
   { "writes its coordinate", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; i = i + 1; y[i] = 0; }", "writes i" },
   { "local array", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; float t[4]; if (i >= n) return; y[i] = 0; }", "local array" },
   { "no kernel", "int main() { return 0; }", "no __global__" },
+  { "bound from a store", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, int *len, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; len[i] = i; for (int j = 0; j < len[i]; ++j) y[i * n + j] = 0; }", "depends on a store (len)" },
+  { "pointer arithmetic on an argument", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, const float *x, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; x = x + i; y[i] = x[0]; }", "writes the parameter x" },
+  { "shadowing", "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, const float *x, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; float n = x[i]; y[i] = n; }", "redeclares n" },
+  { "aliasing write through a macro", "// @kl launch grid(1) block(32)\n#define AT(p, i) (*((p) + (i)))\nextern \"C\" __global__ void k(int n, const float *x, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; AT(y, i) = x[i]; }", "" },
   { "garbage", "}}}{{{ __global__ ((( void", "" },
   { "macro body", "// @kl launch grid(1) block(32)\n#define BODY y[i] = 0;\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; BODY }", "" },
 }

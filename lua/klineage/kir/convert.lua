@@ -125,13 +125,23 @@ end
 local STEP_OPS = { ["="] = true, ["+="] = true, ["-="] = true, ["*="] = true, ["/="] = true, ["%="] = true,
   ["<<="] = true, [">>="] = true, ["&="] = true, ["|="] = true, ["^="] = true }
 
+-- A target is a variable or an element: anything else (a macro call, a
+-- dereference) could write anywhere.
+local TARGETS = { var = true, index = true }
+
+local function target(node, depth)
+  local t = expr(node, depth)
+  if not TARGETS[t.k] then refuse("assigns to something that is not a variable or an element (%s)", short(node)) end
+  return t
+end
+
 local function simple_stmt(e, depth)
   if e.kind == "assign" then
     if not STEP_OPS[e.op] then refuse("an assignment operator the IR does not model (%s)", short(e)) end
-    return { s = "assign", lhs = expr(e:field("lhs"), depth), op = e.op, rhs = expr(e:field("rhs"), depth) }
+    return { s = "assign", lhs = target(e:field("lhs"), depth), op = e.op, rhs = expr(e:field("rhs"), depth) }
   end
   if (e.kind == "postfix" or e.kind == "unary") and (e.op == "++" or e.op == "--") then
-    return { s = "assign", lhs = expr(e:field("operand"), depth), op = e.op }
+    return { s = "assign", lhs = target(e:field("operand"), depth), op = e.op }
   end
   if e.kind == "call" then return { s = "expr", e = expr(e, depth) } end
   if e.kind == "paren" then return simple_stmt(e:field("operand"), depth) end

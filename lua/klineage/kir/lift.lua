@@ -193,6 +193,14 @@ local function lift_fn(unit, fn, text)
 
   -- The per-point code sees the thread only through its coordinates.
   local bad
+  local param_names, stored = {}, {}
+  for _, p in ipairs(params) do param_names[p.name] = true end
+  ir.walk(k.body, function(st)
+    if st.s == "assign" and st.lhs.k == "index" and st.lhs.base.k == "var" then stored[st.lhs.base.name] = true end
+    if st.s == "expr" and st.e.k == "call" and st.e.fn:match("^atomic") and st.e.args[1] then
+      ir.visit(st.e.args[1], function(x) if x.k == "var" and param_names[x.name] then stored[x.name] = true end end)
+    end
+  end)
   ir.walk(k.body, function(st)
     for _, e in ipairs(ir.exprs(st)) do
       local w = uses_thread_ids(e)
@@ -205,6 +213,19 @@ local function lift_fn(unit, fn, text)
     end
     if (st.s == "assign" and st.lhs.k == "var" and known[st.lhs.name] ~= nil and known[st.lhs.name] ~= "point") then
       bad = bad or "writes " .. st.lhs.name .. ", a coordinate or a value every thread shares"
+    end
+    if st.s == "assign" and st.lhs.k == "var" and param_names[st.lhs.name] then
+      bad = bad or "writes the parameter " .. st.lhs.name .. " (pointer arithmetic on an argument)"
+    end
+    if st.s == "let" and (param_names[st.name] or known[st.name] == "axis" or known[st.name] == "uniform") then
+      bad = bad or "redeclares " .. st.name .. ", which the kernel already names"
+    end
+    if st.s == "for" then
+      ir.visit(st.cond, function(x)
+        if x.k == "index" and x.base.k == "var" and stored[x.base.name] then
+          bad = bad or string.format("the bound of the loop over %s depends on a store (%s)", st.init.name, x.base.name)
+        end
+      end)
     end
     if st.s == "raw" then
       for n in pairs(st.writes) do
