@@ -186,3 +186,24 @@ describe("candidates", function()
     for _, x in ipairs(none) do expect(x.name):never_contains("split_reduce") end
   end)
 end)
+
+describe("register_tile keeps dead points from writing", function()
+  it("a store before the loop is guarded by the point's bounds, like the stores after it", function()
+    local text = [==[
+// @kl launch grid(cdiv(N, 16), cdiv(M, 16)) block(16, 16)
+extern "C" __global__ void mm_mark(int M, int N, int K, const float *A, const float *B, float *C, int *seen) {
+  int n = blockIdx.x * 16 + threadIdx.x;
+  int m = blockIdx.y * 16 + threadIdx.y;
+  if (m >= M || n >= N) return;
+  seen[m * N + n] = 1;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[m * K + k] * B[k * N + n];
+  C[m * N + n] = acc;
+}
+]==]
+    local out, log = kir.schedule(text, "register_tile(2,2)")
+    if not out then fail("%s", tostring(log)) end
+    expect(out):contains("if (m0_ + 16 < M && n0_ + 16 < N) seen[m_1 * N + n_1] = 1;")
+    expect(out):contains("if (m0_ + 16 < M && n0_ + 16 < N) C[m_1 * N + n_1] = acc_1_1;")
+  end)
+end)

@@ -103,7 +103,14 @@ function M.apply(k, p)
   for i = 0, tm - 1 do
     for j = 0, tn - 1 do
       local ya, xb, suffix = ax_y.name .. "_" .. i, ax_x.name .. "_" .. j, "_" .. i .. "_" .. j
-      for _, s in ipairs(rename(before, ya, xb, suffix)) do pre_loop[#pre_loop + 1] = s end
+      -- a dead point computes (clamped) but writes nothing, before the loop too
+      local guarded = {}
+      for _, s in ipairs(rename(before, ya, xb, suffix)) do
+        if s.s == "let" then pre_loop[#pre_loop + 1] = s else guarded[#guarded + 1] = s end
+      end
+      if #guarded > 0 then
+        pre_loop[#pre_loop + 1] = { s = "if", cond = ir.bin("&&", ir.copy(live_of["y" .. i]), ir.copy(live_of["x" .. j])), then_ = guarded }
+      end
       for _, s in ipairs(rename(loop.stmt.body, ya, xb, suffix)) do in_loop[#in_loop + 1] = s end
       local tail = rename(after, ya, xb, suffix)
       -- a dead point keeps its lets (clamped, in range) and drops its stores

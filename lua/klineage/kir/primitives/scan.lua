@@ -119,7 +119,11 @@ function M.apply(k, p)
   local place = ir.bin("+", ir.var("c0_"), ir.member("threadIdx", "x"))
   local live = ir.bin("&&", ir.bin("<", ir.copy(place), ir.copy(radix)), ir.negate(out.guard.cond))
   local before = {}
-  for i = 1, at - 1 do before[#before + 1] = out.body[i] end
+  for i = 1, at - 1 do
+    -- the code before the loop runs twice (for f(c), then for the point): values only
+    if out.body[i].s ~= "let" then return nil, "the code before the loop does more than compute values" end
+    before[#before + 1] = out.body[i]
+  end
   local after = {}
   for i = at + 1, #out.body do after[#after + 1] = out.body[i] end
   local v = "v_"
