@@ -21,6 +21,21 @@ do
   end
 end
 
+if mode ~= "sample" then
+  describe("identity schedule of matmul and the lineages' first versions", function()
+    for _, t in ipairs(support.extra()) do
+      local k = kir.lift(t.text)
+      if k then
+        it(t.name .. ": the emitted kernel passes against its workload's baseline", function()
+          local ok, r = support.gate(t, assert(kir.emit(k)), "identity")
+          if not ok then fail("%s", r) end
+          expect(ok):is_true()
+        end)
+      end
+    end
+  end)
+end
+
 describe("identity schedule through the gate on emu", function()
   for _, t in ipairs(tasks) do
     if sample.keep(mode, picked[t.name] == true) then

@@ -1,5 +1,6 @@
 -- The exhaustive matrix (ctest lua/kir_matrix_rest, label long): every
--- legal application kir.candidates lists for every held-out kernel, and
+-- legal application kir.candidates lists for every held-out kernel (and
+-- matmul and the lineages' first versions), and
 -- the pairs of them in the primitives' order, through the gate on emu
 -- against the task's C reference at every test size. A primitive that
 -- says "legal" must never give a kernel the gate refuses.
@@ -9,7 +10,12 @@ local kir = require "klineage.kir"
 
 local PAIRS = os.getenv("KL_KIR_PAIRS") ~= "0"
 
-for _, t in ipairs(support.tasks()) do
+-- the suite's tasks, then matmul and the lineages' first versions that lift
+-- (judged against their own workloads: the lineage's v0 is the baseline)
+local kernels = support.tasks()
+for _, t in ipairs(support.extra()) do kernels[#kernels + 1] = t end
+
+for _, t in ipairs(kernels) do
   describe(t.name, function()
     local k = kir.lift(t.text)
     if not k then return end

@@ -1,6 +1,6 @@
 -- Shared by the kir specs: the kernels to lift and the gate on emu.
 --   support.tasks() -> { { name, dir, family, kernel = path, text } } every held-out task
---   support.extra() -> { { name, kernel = path, text } } matmul and the lineages' first versions
+--   support.extra() -> { { name, dir, kernel = path, text } } matmul and the lineages' first versions
 --   support.workload(task) -> the loaded spec
 --   support.gate(ctx, task, text) -> ok, why: the emitted text against the task's reference
 --   support.context() -> an emu context
@@ -40,7 +40,8 @@ function M.extra()
   for _, w in ipairs(ls(M.root .. "/gpu/workloads")) do
     for _, f in ipairs(ls(M.root .. "/gpu/workloads/" .. w)) do
       if f:match("^v0.*%.cu$") then
-        out[#out + 1] = { name = w .. "/" .. f, kernel = M.root .. "/gpu/workloads/" .. w .. "/" .. f }
+        out[#out + 1] = { name = w .. "/" .. f, kernel = M.root .. "/gpu/workloads/" .. w .. "/" .. f,
+          dir = M.root .. "/gpu/workloads/" .. w }
       end
     end
   end
