@@ -16,6 +16,7 @@ Lifts KERNEL.cu (see klineage lift), applies the primitives of --apply in
 order, each with its legality check, and writes the emitted kernel: same
 name, signature and comments, its `@kl launch` line rewritten when the
 geometry changed. Prints each primitive's reason on stderr. The primitives:
+  unflatten(block=BXxBY)                    a flat index's digits as grid dimensions
   map(x=AXIS, y=AXIS, z=AXIS, block=BXxBY)  axes to thread dimensions, block shape
   register_tile(TM, TN)                     a TM x TN patch a thread, one pass of the loop
   stage([ARRAY...], tile=T)                 operands reused across a block into shared memory

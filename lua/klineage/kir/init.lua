@@ -10,7 +10,7 @@
 --   kir.candidates(kernel) -> { { name, params, text, reason } } the legal single applications
 --   kir.schedule(text, "map(...) ...", { kernel }) -> emitted text, log | nil, reason, log
 --   kir.PRIMITIVES: the primitives' names, in the order they compose
---     (map, register_tile, stage, split_reduce, unroll, coarsen, vectorize,
+--     (unflatten, map, register_tile, stage, split_reduce, unroll, coarsen, vectorize,
 --     privatize, scan); each refuses, with a reason, to follow one it
 --     cannot build on.
 local M = {}

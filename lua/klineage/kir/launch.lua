@@ -5,6 +5,7 @@
 --   launch.render(l) -> "launch grid(...) block(...)"
 --   launch.rewrite(prefix, l) -> prefix with the kernel's launch line replaced | nil, reason
 --   launch.annotation_text(expr) -> the expression in the annotation language | nil
+--   launch.annotation_of(k, expr) -> the same, the kernel's uniform lets spelled out first
 local ir = require "klineage.kir.ir"
 
 local M = {}
@@ -102,6 +103,15 @@ function M.annotation_text(e)
   end)
   if not ok then return nil end
   return ir.text(stripped)
+end
+
+-- A bound named by a uniform let (`total`, `OW`) is spelled out first:
+-- the launch line knows the workload's parameters, not the kernel's lets.
+function M.annotation_of(k, e)
+  local uniform = {}
+  for _, s in ipairs(k.uniform) do if s.init then uniform[s.name] = s.init end end
+  for _ = 1, 4 do e = ir.subst(e, uniform) end
+  return M.annotation_text(e)
 end
 
 return M

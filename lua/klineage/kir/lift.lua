@@ -262,13 +262,8 @@ function M.lift(text, opts)
   local l, lwhy = launch_line.find(unit, k.name)
   if not l then return nil, lwhy end
   k.launch = l
-  -- a bound named by a uniform let (`total`) is spelled out for the launch line
-  local uniform = {}
-  for _, s in ipairs(k.uniform) do if s.init then uniform[s.name] = s.init end end
   for _, a in ipairs(k.axes) do
-    local e = a.extent
-    for _ = 1, 4 do e = e and ir.subst(e, uniform) end
-    a.extent_ann = e and launch_line.annotation_text(e) or nil
+    a.extent_ann = a.extent and launch_line.annotation_of(k, a.extent) or nil
   end
   k.constants = require("klineage.annotations").constants(text)
   require("klineage.kir.geometry").init(k)

@@ -7,7 +7,7 @@
 --   schedule.candidates(k) -> { { name, params, text, reason } } the legal ones
 local M = {}
 
-M.ORDER = { "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan" }
+M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan" }
 
 function M.primitive(name)
   for _, n in ipairs(M.ORDER) do
