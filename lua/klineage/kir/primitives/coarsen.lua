@@ -66,8 +66,13 @@ function M.apply(k, p)
     f, axis.name, axis.name, atomics > 0 and " (atomics commute)" or "")
 end
 
+-- 2 and 4 along threadIdx.x, 2 along each other axis with threads.
 function M.candidates(k)
-  return { { factor = 2 }, { factor = 4 } }
+  local out = { { factor = 2 }, { factor = 4 } }
+  for _, a in ipairs(k.axes) do
+    if a.block and a.dim ~= "x" then out[#out + 1] = { factor = 2, axis = a.name } end
+  end
+  return out
 end
 
 return M

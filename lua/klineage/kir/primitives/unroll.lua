@@ -66,8 +66,16 @@ function M.apply(k, p)
     v, f, ir.text(loop.hi))
 end
 
+-- 4 on each constant-step loop, by its variable (the first one of a name).
 function M.candidates(k)
-  return { { factor = 4 } }
+  local out, seen = {}, {}
+  for _, l in ipairs(analysis.analyze(k).loops.list) do
+    if l.canonical and not seen[l.var] then
+      seen[l.var] = true
+      out[#out + 1] = { factor = 4, loop = l.var }
+    end
+  end
+  return out
 end
 
 return M
