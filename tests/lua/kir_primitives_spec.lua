@@ -175,6 +175,27 @@ describe("illegal schedules are refused with their reason", function()
   end
 end)
 
+describe("sequences", function()
+  it("lists legal sequences breadth first, each re-applicable from its text, each primitive once", function()
+    local k = assert(kir.lift(by_name.gemv.text))
+    local seqs = kir.sequences(k, 2, 100)
+    local texts = {}
+    for _, s in ipairs(seqs) do
+      texts[s.text] = true
+      expect(#s.reasons):at_least(1)
+      local again = assert(kir.apply(k, s.text))
+      expect(assert(kir.emit(again))):equals(assert(kir.emit(s.kernel)))
+      local names = {}
+      for name in s.text:gmatch("([%a_]+)%(") do
+        if names[name] then fail("%s applies %s twice", s.text, name) end
+        names[name] = true
+      end
+    end
+    expect(texts["split_reduce(warp) unroll(factor=4,loop=j)"]):is_true()
+    expect(texts["stage()"]):is_true()
+  end)
+end)
+
 describe("candidates", function()
   it("lists only legal applications, each with its reason, and every one emits", function()
     local k = assert(kir.lift(by_name.gemv.text))

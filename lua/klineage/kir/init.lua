@@ -8,6 +8,8 @@
 --                            candidates(kernel) -> { params... } (to try, not all legal) }
 --   kir.apply(kernel, "map(x=j,block=256) coarsen(4)" | steps) -> kernel', log | nil, reason, log
 --   kir.candidates(kernel) -> { { name, params, text, reason } } the legal single applications
+--   kir.sequences(kernel [, depth=2 [, limit=200]]) -> { { text, kernel, reasons } }
+--     legal sequences, breadth first, each primitive at most once a sequence
 --   kir.schedule(text, "map(...) ...", { kernel }) -> emitted text, log | nil, reason, log
 --   kir.PRIMITIVES: the primitives' names, in the order they compose
 --     (unflatten, map, register_tile, stage, split_reduce, unroll, coarsen, vectorize,
@@ -23,6 +25,7 @@ function M.analyze(...) return require("klineage.kir.analysis").analyze(...) end
 function M.primitive(name) return require("klineage.kir.schedule").primitive(name) end
 function M.apply(...) return require("klineage.kir.schedule").apply(...) end
 function M.candidates(...) return require("klineage.kir.schedule").candidates(...) end
+function M.sequences(...) return require("klineage.kir.schedule").sequences(...) end
 
 function M.schedule(text, steps, opts)
   local k, why = M.lift(text, opts)

@@ -5,6 +5,7 @@
 --   schedule.apply(k, text_or_list) -> k', log | nil, reason, log
 --     log = { { name, params, legal, reason } } one entry per application
 --   schedule.candidates(k) -> { { name, params, text, reason } } the legal ones
+--   schedule.sequences(k [, depth [, limit]]) -> { { text, kernel, reasons } } legal sequences
 local M = {}
 
 M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan" }
@@ -85,6 +86,36 @@ function M.apply(k, steps)
     k = nk
   end
   return k, log
+end
+
+-- Every sequence of legal applications, breadth first, each primitive at
+-- most once a sequence, up to `depth` steps and `limit` sequences:
+-- { { text = "a(...) b(...)", kernel, reasons = { ... } } }.
+function M.sequences(k, depth, limit)
+  depth, limit = depth or 2, limit or 200
+  local out, frontier = {}, { { text = "", kernel = k, reasons = {}, used = {} } }
+  for _ = 1, depth do
+    local next_frontier = {}
+    for _, node in ipairs(frontier) do
+      for _, c in ipairs(M.candidates(node.kernel)) do
+        if not node.used[c.name] and #out < limit then
+          local nk = M.primitive(c.name).apply(node.kernel, c.params)
+          if nk then
+            local used = { [c.name] = true }
+            for n in pairs(node.used) do used[n] = true end
+            local reasons = { table.unpack(node.reasons) }
+            reasons[#reasons + 1] = c.reason
+            local item = { text = (node.text == "" and "" or node.text .. " ") .. c.text, kernel = nk, reasons = reasons, used = used }
+            out[#out + 1] = item
+            next_frontier[#next_frontier + 1] = item
+          end
+        end
+      end
+    end
+    frontier = next_frontier
+  end
+  for _, item in ipairs(out) do item.used = nil end
+  return out
 end
 
 function M.candidates(k)
