@@ -93,6 +93,15 @@ local ANN_OPS = { ["+"] = true, ["-"] = true, ["*"] = true, ["%"] = true }
 function M.annotation_text(e)
   local ok = true
   local stripped = ir.map(ir.strip_casts(e), function(x)
+    -- (X + (B - 1)) / B is cdiv(X, B) for X >= 0: sizes are
+    if x.k == "bin" and x.op == "/" and x.b.k == "num" and x.a.k == "bin" and x.a.op == "+" and x.a.b.k == "num" then
+      local b, c = math.tointeger(tonumber(x.b.v)), math.tointeger(tonumber(x.a.b.v))
+      if b and c and b > 0 and c == b - 1 then
+        local inner = M.annotation_text(x.a.a)
+        if not inner then ok = false return ir.num(0) end
+        return ir.var("cdiv(" .. inner .. ", " .. b .. ")")
+      end
+    end
     if x.k == "num" then
       local digits = x.v:match("^(%d+)[uUlL]*$")
       if not digits then ok = false end
