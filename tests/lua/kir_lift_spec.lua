@@ -183,3 +183,48 @@ describe("klineage lift and klineage schedule", function()
     expect(ucode):equals(2)
   end)
 end)
+
+describe("mutated suite kernels", function()
+  -- Each suite kernel with one or two names replaced by something else (a
+  -- load, a thread id, an index through an index): lift, every primitive's
+  -- candidates and the emitter never raise and never fail inside (a
+  -- "failed" reason is a bug caught by pcall, not a refusal).
+  it("lift, every primitive and emit refuse or succeed, never raise", function()
+    local REPLACEMENTS = { "i", "0", "n", "x[i]", "(i + 1)", "threadIdx.x", "k", "-1", "sum", "row[k]", "1.0f", "c % 3", "t / 2", "a[b[i]]" }
+    local schedule = require "klineage.kir.schedule"
+    math.randomseed(31)
+    local mutants, lifted = 0, 0
+    for _, t in ipairs(support.tasks()) do
+      for _ = 1, 8 do
+        local text = t.text
+        for _ = 1, math.random(1, 2) do
+          local words = {}
+          for s, e in text:gmatch("()[%w_]+()") do words[#words + 1] = { s, e } end
+          local w = words[math.random(1, #words)]
+          text = text:sub(1, w[1] - 1) .. REPLACEMENTS[math.random(1, #REPLACEMENTS)] .. text:sub(w[2])
+        end
+        mutants = mutants + 1
+        local ok, k, why = pcall(kir.lift, text)
+        if not ok then fail("lift raised on a mutant of %s: %s", t.name, tostring(k)) end
+        if not k then
+          check(not why:match("^lift failed"), "lift failed inside on a mutant of %s: %s", t.name, why)
+        else
+          lifted = lifted + 1
+          for _, name in ipairs(kir.PRIMITIVES) do
+            local p = schedule.primitive(name)
+            for _, params in ipairs(p.candidates(k)) do
+              local aok, out = pcall(p.apply, k, params)
+              if not aok then fail("%s raised on a mutant of %s: %s", name, t.name, tostring(out)) end
+              if out then
+                local eok, e = pcall(kir.emit, out)
+                if not eok then fail("emit raised after %s on a mutant of %s: %s", name, t.name, tostring(e)) end
+              end
+            end
+          end
+        end
+      end
+    end
+    expect(mutants):equals(8 * #support.tasks())
+    expect(lifted):at_least(mutants // 4)
+  end)
+end)
