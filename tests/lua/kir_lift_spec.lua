@@ -134,6 +134,18 @@ describe("hostile kernels", function()
     expect(why):exists()
   end)
 
+  it("a chain of lets that doubles at each step is analyzed without blowing up", function()
+    -- a40 = 2^40 copies of i if inlined: the analysis keeps such a let a name
+    local parts = { "// @kl launch grid(cdiv(n, 128)) block(128)\nextern \"C\" __global__ void k(int n, const float *x, float *y) {\n  int i = blockIdx.x * 128 + threadIdx.x;\n  if (i >= n) return;\n  int a0 = i;\n" }
+    for j = 1, 40 do parts[#parts + 1] = string.format("  int a%d = a%d + a%d;\n", j, j - 1, j - 1) end
+    for j = 1, 20 do parts[#parts + 1] = string.format("  y[i] += x[a40 + %d];\n", j) end
+    parts[#parts + 1] = "}\n"
+    local k = assert(kir.lift(table.concat(parts)))
+    local c = kir.candidates(k)
+    expect(#c):at_least(1)
+    expect(#kir.analyze(k).accesses):equals(40) -- 20 stores, 20 loads
+  end)
+
   it("a deeply nested loop refuses, without raising", function()
     local text = "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(int n, float *y) { int i = blockIdx.x * 32 + threadIdx.x; if (i >= n) return; float s = 0; " ..
       string.rep("for (int a = 0; a < n; ++a) ", 250) .. "s += 1; y[i] = s; }"

@@ -77,24 +77,50 @@ end
 
 M.context = function(k) return context(k) end
 
--- Inlines single-assignment lets, casts kept (the text a thread could
--- evaluate elsewhere: a cooperative load computes other threads' indices).
-function M.inline(e, cx, depth)
+local MAX_NODES = 400
+
+local function size(e)
+  local n = 0
+  ir.visit(e, function() n = n + 1 end)
+  return n
+end
+
+-- A let's definition with the lets under it inlined, once per context
+-- (memoized), or nil when it grows past MAX_NODES: a chain of lets that
+-- doubles at each step must not blow up, so such a let stays a name.
+local function expand(cx, name, keep_casts, depth)
+  local cache = keep_casts and cx.inlined or cx.resolved
+  if cache == nil then
+    cache = {}
+    if keep_casts then cx.inlined = cache else cx.resolved = cache end
+  end
+  local hit = cache[name]
+  if hit ~= nil then return hit or nil end
+  cache[name] = false -- a cycle (it cannot happen in C, but input is hostile) stays a name
+  local e = M.expand_expr(cx.defs[name], cx, keep_casts, depth + 1)
+  if size(e) > MAX_NODES then e = nil end
+  cache[name] = e or false
+  return e
+end
+
+function M.expand_expr(e, cx, keep_casts, depth)
   depth = depth or 0
   if depth > MAX_RESOLVE then return e end
   return ir.map(e, function(x)
-    if x.k == "var" and cx.defs[x.name] then return M.inline(cx.defs[x.name], cx, depth + 1) end
+    if x.k == "cast" and not keep_casts then return M.expand_expr(x.a, cx, keep_casts, depth + 1) end
+    if x.k == "var" and cx.defs[x.name] then
+      local d = expand(cx, x.name, keep_casts, depth)
+      if d then return ir.copy(d) end
+    end
   end)
 end
 
-local function resolve(e, cx, depth)
-  depth = depth or 0
-  if depth > MAX_RESOLVE then return e end
-  return ir.map(e, function(x)
-    if x.k == "cast" then return resolve(x.a, cx, depth + 1) end
-    if x.k == "var" and cx.defs[x.name] then return resolve(cx.defs[x.name], cx, depth + 1) end
-  end)
-end
+-- Inlines single-assignment lets, casts kept (the text a thread could
+-- evaluate elsewhere: a cooperative load computes other threads' indices).
+function M.inline(e, cx) return M.expand_expr(e, cx, true) end
+
+-- Inlines them with casts dropped: the index arithmetic the analysis reads.
+local function resolve(e, cx) return M.expand_expr(e, cx, false) end
 
 local function has_dim(e, dims)
   local hit = false

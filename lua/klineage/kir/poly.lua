@@ -9,6 +9,8 @@ local ir = require "klineage.kir.ir"
 
 local M = {}
 
+M.MAX_TERMS = 256
+
 local function key(names)
   table.sort(names)
   return table.concat(names, "*")
@@ -47,7 +49,10 @@ function M.of(e, depth)
   if e.k == "bin" and e.op == "*" then
     local a, b = M.of(e.a, depth), M.of(e.b, depth)
     if not (a and b) then return nil end
-    local out = {}
+    local out, na, nb = {}, 0, 0
+    for _ in pairs(a) do na = na + 1 end
+    for _ in pairs(b) do nb = nb + 1 end
+    if na * nb > M.MAX_TERMS then return nil end -- hostile arithmetic: give up, not blow up
     for ka, ca in pairs(a) do
       for kb, cb in pairs(b) do
         local n = names_of(ka)
