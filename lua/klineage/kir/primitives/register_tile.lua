@@ -1,0 +1,154 @@
+-- register_tile(TM, TN): a thread computes a TM x TN patch of points (TM
+-- along the axis on threadIdx.y, TN along the one on threadIdx.x, each
+-- strided by the block so neighbours stay neighbours) with one register
+-- accumulator per point, all in ONE pass of the reduction loop: a value
+-- loaded for one row of the patch serves all its columns. Points past the
+-- bounds compute on clamped coordinates (their loads stay in range) and
+-- skip their stores.
+local ir = require "klineage.kir.ir"
+local geometry = require "klineage.kir.geometry"
+local analysis = require "klineage.kir.analysis"
+
+local M = { name = "register_tile" }
+
+local function bound_terms(guard, names)
+  local form, out = guard.form, {}
+  local op = form == "return" and "||" or "&&"
+  local function walk(e)
+    if e.k == "bin" and e.op == op then walk(e.a) walk(e.b) return end
+    local t = e.k == "bin" and e or nil
+    local a = t and ir.strip_casts(t.a)
+    local ok = t and a.k == "var" and names[a.name] and ((form == "return" and t.op == ">=") or (form == "wrap" and t.op == "<"))
+    out[#out + 1] = ok and a.name or false
+  end
+  walk(guard.cond)
+  return out
+end
+
+function M.apply(k, p)
+  local tm, tn = p.tm or p[1], p.tn or p[2] or p[1]
+  if type(tm) ~= "number" or type(tn) ~= "number" or tm < 1 or tn < 1 or tm * tn < 2 or tm * tn > 64 then
+    return nil, "register_tile(TM, TN) with 2 to 64 points a thread"
+  end
+  if next(k.schedule) then return nil, "register_tile goes right after map" end
+  local out = ir.clone(k)
+  local ax_y, ax_x = ir.axis_on(out, "y"), ir.axis_on(out, "x")
+  if not (ax_x and ax_y and ax_x.block and ax_y.block) then return nil, "register_tile needs output axes on threadIdx.x and threadIdx.y" end
+  if not (ax_x.extent and ax_y.extent) then return nil, "the guard does not bound both axes" end
+  if not out.guard then return nil, "no bounds guard" end
+  for _, t in ipairs(bound_terms(out.guard, { [ax_x.name] = true, [ax_y.name] = true })) do
+    if not t then return nil, "the guard holds more than the bounds of the axes: a clamped point would take another path" end
+  end
+  local a = analysis.analyze(out)
+  local at, loop
+  for i, s in ipairs(out.body) do
+    if s.s == "for" then
+      if loop then return nil, "more than one top-level loop" end
+      at, loop = i, a.loops[s]
+    end
+  end
+  if not loop or loop.kind ~= "reduce" then return nil, "no top-level reduction loop to share between the points" end
+  local point_vars = { [ax_x.name] = true, [ax_y.name] = true }
+  local declared = {}
+  local bad
+  ir.walk(out.body, function(s, depth)
+    if s.s == "let" then declared[s.name] = true end
+    if s.s == "return" or s.s == "break" or s.s == "continue" or s.s == "raw" then bad = "leaves or hides control flow (" .. s.s .. ")" end
+    if s.s == "for" and s ~= loop.stmt and depth == 0 then bad = "a second loop" end
+    if s.s == "expr" then bad = "a call statement (an atomic?)" end
+  end)
+  if bad then return nil, bad end
+  for _, e in ipairs({ loop.lo, loop.hi }) do
+    for name in pairs(ir.vars(e)) do
+      if point_vars[name] or declared[name] then return nil, "the loop's bounds depend on " .. name .. ": the points would disagree on the trip count" end
+    end
+  end
+  -- per point: its coordinates and every name declared in the per-point code
+  local function rename(stmts, ya, xb, suffix)
+    local by = { [ax_y.name] = ir.var(ya), [ax_x.name] = ir.var(xb) }
+    for name in pairs(declared) do
+      if name ~= loop.var then by[name] = ir.var(name .. suffix) end
+    end
+    local c = ir.subst_stmts(stmts, by)
+    ir.walk(c, function(s) if s.s == "let" and s.name ~= loop.var and declared[s.name] then s.name = s.name .. suffix end end)
+    return c
+  end
+  local y0, x0 = ax_y.name .. "0_", ax_x.name .. "0_"
+  local ny, nx = ax_y.name, ax_x.name
+  local body, pre_loop, in_loop, post = {}, {}, {}, {}
+  local function coord(base, ax, i, t)
+    if i == 0 then return ir.var(base) end
+    local step = i == 1 and ir.copy(ax.block) or ir.bin("*", ir.num(i), ir.copy(ax.block))
+    local raw = ir.bin("+", ir.var(base), step)
+    return raw
+  end
+  local live_of = {}
+  for i = 0, tm - 1 do
+    local raw = coord(y0, ax_y, i)
+    local name = ax_y.name .. "_" .. i
+    body[#body + 1] = { s = "let", type = ax_y.type, name = name, init = { k = "tern", c = ir.bin("<", ir.copy(raw), ir.copy(ax_y.extent)),
+      a = raw, b = ir.bin("-", ir.copy(ax_y.extent), ir.num(1)) } }
+    live_of["y" .. i] = ir.bin("<", ir.copy(raw), ir.copy(ax_y.extent))
+  end
+  for j = 0, tn - 1 do
+    local raw = coord(x0, ax_x, j)
+    local name = ax_x.name .. "_" .. j
+    body[#body + 1] = { s = "let", type = ax_x.type, name = name, init = { k = "tern", c = ir.bin("<", ir.copy(raw), ir.copy(ax_x.extent)),
+      a = raw, b = ir.bin("-", ir.copy(ax_x.extent), ir.num(1)) } }
+    live_of["x" .. j] = ir.bin("<", ir.copy(raw), ir.copy(ax_x.extent))
+  end
+  local before, after = {}, {}
+  for i = 1, at - 1 do before[#before + 1] = out.body[i] end
+  for i = at + 1, #out.body do after[#after + 1] = out.body[i] end
+  for i = 0, tm - 1 do
+    for j = 0, tn - 1 do
+      local ya, xb, suffix = ax_y.name .. "_" .. i, ax_x.name .. "_" .. j, "_" .. i .. "_" .. j
+      -- a dead point computes (clamped) but writes nothing, before the loop too
+      local guarded = {}
+      for _, s in ipairs(rename(before, ya, xb, suffix)) do
+        if s.s == "let" then pre_loop[#pre_loop + 1] = s else guarded[#guarded + 1] = s end
+      end
+      if #guarded > 0 then
+        pre_loop[#pre_loop + 1] = { s = "if", cond = ir.bin("&&", ir.copy(live_of["y" .. i]), ir.copy(live_of["x" .. j])), then_ = guarded }
+      end
+      for _, s in ipairs(rename(loop.stmt.body, ya, xb, suffix)) do in_loop[#in_loop + 1] = s end
+      local tail = rename(after, ya, xb, suffix)
+      -- a dead point keeps its lets (clamped, in range) and drops its stores
+      local kept, stores = {}, {}
+      for _, s in ipairs(tail) do
+        if s.s == "let" then kept[#kept + 1] = s else stores[#stores + 1] = s end
+      end
+      for _, s in ipairs(kept) do post[#post + 1] = s end
+      if #stores > 0 then
+        post[#post + 1] = { s = "if", cond = ir.bin("&&", ir.copy(live_of["y" .. i]), ir.copy(live_of["x" .. j])), then_ = stores }
+      end
+    end
+  end
+  for _, s in ipairs(pre_loop) do body[#body + 1] = s end
+  local nl = ir.copy_stmts({ loop.stmt })[1]
+  nl.body = in_loop
+  body[#body + 1] = nl
+  for _, s in ipairs(post) do body[#body + 1] = s end
+  out.body = body
+  out.guard = { cond = ir.subst(out.guard.cond, { [ax_y.name] = ir.var(y0), [ax_x.name] = ir.var(x0) }), form = out.guard.form }
+  for _, pair in ipairs({ { ax_y, tm, y0 }, { ax_x, tn, x0 } }) do
+    local ax, t, base = pair[1], pair[2], pair[3]
+    local bid = ir.member("blockIdx", ax.dim)
+    if ax.cast then bid = { k = "cast", type = ax.cast, a = bid } end
+    ax.expr = ir.bin("+", ir.bin("*", bid, ir.bin("*", ir.copy(ax.block), ir.num(t))), ir.member("threadIdx", ax.dim))
+    ax.name = base
+    ax.per_block_ann = geometry.simple(ax.threads_ann) .. " * " .. t
+  end
+  local ok, why = geometry.relaunch(out)
+  if not ok then return nil, why end
+  out.schedule.register_tile = { tm, tn }
+  out.applied[#out.applied + 1] = "register_tile"
+  return out, string.format("legal: %d x %d points a thread (%s by %s), one pass of the loop over %s with %d accumulators; each point keeps its own sum in its own order (no reassociation); points past the bounds read clamped coordinates and store nothing",
+    tm, tn, ny, nx, loop.var, tm * tn)
+end
+
+function M.candidates(k)
+  return { { 2, 2 }, { 4, 2 } }
+end
+
+return M

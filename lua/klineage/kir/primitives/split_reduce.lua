@@ -1,0 +1,235 @@
+-- split_reduce(warp [, wpb=W]) | split_reduce(block=B): the output on
+-- threadIdx.x gets a warp (W outputs per block) or a whole block of B
+-- threads. Each top-level loop of the per-point code is split over them:
+-- a reduction (+, max, min, argmax/argmin with the index tie-break) runs
+-- over a strided share of the range and its partial results meet through
+-- an xor butterfly of shuffles (all lanes end with the same value), then,
+-- for a block, shared memory in warp order; a map loop (stores that move
+-- with its variable) simply shares its iterations. Code outside the loops
+-- runs in every lane on the same values: identical stores, no atomics.
+local ir = require "klineage.kir.ir"
+local geometry = require "klineage.kir.geometry"
+local analysis = require "klineage.kir.analysis"
+
+local M = { name = "split_reduce" }
+
+local LANE, OFF, WARP = "lane_", "o_", "warp_"
+local FULL = "0xffffffffu"
+
+local function let_type(k, name)
+  local t
+  ir.walk(k.body, function(s) if s.s == "let" and s.name == name then t = s.type end end)
+  return t
+end
+
+local function is_float(t) return t and (t:match("float") or t:match("double")) end
+
+local function shfl(e, name) return ir.call("__shfl_xor_sync", { ir.var(FULL), e or ir.var(name), ir.var(OFF) }) end
+
+local function assign(lhs, op, rhs) return { s = "assign", lhs = ir.var(lhs), op = op, rhs = rhs } end
+
+-- The statements that merge `other_*` partials into the accumulators.
+local function merge(acc, types, other)
+  local op = acc.op
+  if op == "+" then return { assign(acc.name, "+=", other(acc.name)) } end
+  if op == "max" or op == "min" then
+    local fn = is_float(types[acc.name]) and (op == "max" and "fmaxf" or "fminf") or op
+    return { assign(acc.name, "=", ir.call(fn, { ir.var(acc.name), other(acc.name) })) }
+  end
+  local better = op == "argmax" and ">" or "<"
+  if acc.key and acc.val then
+    local ov, oi = other(acc.val), other(acc.idx)
+    local cond = ir.bin("||", ir.bin(better, ov, ir.var(acc.val)),
+      ir.bin("&&", ir.bin("==", ov, ir.var(acc.val)), ir.bin("<", oi, ir.var(acc.idx))))
+    return { { s = "if", cond = cond, then_ = { assign(acc.val, "=", ir.copy(ov)), assign(acc.idx, "=", ir.copy(oi)) } } }
+  end
+  local oi = other(acc.idx)
+  local mine = ir.subst(acc.key, { [acc.var] = ir.var(acc.idx) })
+  local theirs = ir.subst(acc.key, { [acc.var] = oi })
+  local cond = ir.bin("||", ir.bin(better, theirs, mine),
+    ir.bin("&&", ir.bin("==", ir.copy(theirs), ir.copy(mine)), ir.bin("<", ir.copy(oi), ir.var(acc.idx))))
+  return { { s = "if", cond = cond, then_ = { assign(acc.idx, "=", ir.copy(oi)) } } }
+end
+
+-- The accumulators that travel: a value/index pair travels as both.
+local function travelling(accs)
+  local out = {}
+  for _, a in ipairs(accs) do
+    if not a.partner then out[#out + 1] = a end
+  end
+  return out
+end
+
+local function names_of(acc)
+  if acc.val then return { acc.val, acc.idx } end
+  if acc.idx then return { acc.idx } end
+  return { acc.name }
+end
+
+local function warp_combine(acc, types)
+  local lets, body = {}, {}
+  local other = {}
+  for _, n in ipairs(names_of(acc)) do
+    if acc.op == "+" or acc.op == "max" or acc.op == "min" then
+      other[n] = shfl(ir.var(n))
+    else
+      lets[#lets + 1] = { s = "let", type = types[n], name = n .. "_o", init = shfl(ir.var(n)) }
+      other[n] = ir.var(n .. "_o")
+    end
+  end
+  for _, s in ipairs(lets) do body[#body + 1] = s end
+  for _, s in ipairs(merge(acc, types, function(n) return ir.copy(other[n]) end)) do body[#body + 1] = s end
+  local loop_init = { s = "let", type = "int", name = OFF, init = ir.num(16) }
+  return { s = "for", init = loop_init, cond = ir.bin(">", ir.var(OFF), ir.num(0)),
+    step = { s = "assign", lhs = ir.var(OFF), op = "/=", rhs = ir.num(2) }, body = body }
+end
+
+local function block_combine(acc, types, warps, shared)
+  local out = {}
+  local names = names_of(acc)
+  local first = {}
+  for _, n in ipairs(names) do
+    first[#first + 1] = { s = "assign", lhs = ir.index(ir.var(shared[n]), ir.var(WARP)), op = "=", rhs = ir.var(n) }
+  end
+  out[#out + 1] = { s = "if", cond = ir.bin("==", ir.bin("%", ir.var(LANE), ir.num(32)), ir.num(0)), then_ = first }
+  out[#out + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+  for _, n in ipairs(names) do
+    out[#out + 1] = assign(n, "=", ir.index(ir.var(shared[n]), ir.num(0)))
+  end
+  local w = "w_"
+  local body = merge(acc, types, function(n) return ir.index(ir.var(shared[n]), ir.var(w)) end)
+  out[#out + 1] = { s = "for", init = { s = "let", type = "int", name = w, init = ir.num(1) },
+    cond = ir.bin("<", ir.var(w), ir.num(warps)), step = { s = "assign", lhs = ir.var(w), op = "++" }, body = body }
+  out[#out + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+  return out
+end
+
+function M.apply(k, p)
+  if k.schedule.points then return nil, "coarsen goes last: apply split_reduce first" end
+  if k.schedule.split then return nil, "already split" end
+  if k.schedule.staged then return nil, "stage placed barriers and shared tiles: split_reduce does not compose with it" end
+  local mode = p[1] == "warp" and "warp" or (p.block and "block") or (p[1] == "block" and "block") or nil
+  if not mode then return nil, "split_reduce(warp [, wpb=W]) or split_reduce(block=B)" end
+  local nt = mode == "warp" and 32 or (type(p.block) == "table" and p.block[1] or p.block or 256)
+  if mode == "block" and (type(nt) ~= "number" or nt % 32 ~= 0 or nt < 64 or nt > 1024) then return nil, "a block split needs 64 to 1024 threads, whole warps" end
+  local wpb = mode == "warp" and (p.wpb or 8) or 1
+  if type(wpb) ~= "number" or wpb < 1 or wpb > 32 then return nil, "wpb is 1 to 32 warps a block" end
+  local out = ir.clone(k)
+  local x = ir.axis_on(out, "x")
+  if not x or not x.block then return nil, "no output axis on threadIdx.x" end
+  if not x.extent_ann then return nil, "the guard gives no bound for " .. x.name end
+  for _, n in ipairs({ LANE, OFF, WARP, "w_" }) do
+    local clash
+    ir.walk(out.body, function(s) if s.s == "let" and s.name == n then clash = true end end)
+    if clash then return nil, "the kernel already names " .. n end
+  end
+  local a = analysis.analyze(out)
+  -- lanes run the code outside the loops together: one lane's store must
+  -- not change what another lane still reads
+  local stored, read = {}, {}
+  for _, x in ipairs(a.accesses) do
+    if x.kind == "load" then read[x.array] = true else stored[x.array] = true end
+  end
+  for name in pairs(stored) do
+    if read[name] then return nil, name .. " is both read and written: a lane could read what another lane already stored" end
+  end
+  local types, reduces, maps, reasons = {}, 0, 0, {}
+  local body = {}
+  local shared_decls = {}
+  local warps = nt // 32
+  for _, s in ipairs(out.body) do
+    if s.s == "let" then types[s.name] = s.type end
+    if s.s == "for" then
+      local loop = a.loops[s]
+      if loop.kind == "seq" then return nil, "the loop over " .. loop.var .. " is sequential (" .. loop.why .. "): it cannot be split" end
+      local lane_loop = ir.copy_stmts({ s })[1]
+      local lo = lane_loop.init.init
+      lane_loop.init.init = (lo.k == "num" and lo.v == "0") and ir.var(LANE) or ir.bin("+", lo, ir.var(LANE))
+      lane_loop.step = { s = "assign", lhs = ir.var(loop.var), op = "+=", rhs = ir.num(mode == "warp" and 32 or nt) }
+      if loop.kind == "reduce" then
+        reduces = reduces + 1
+        local ops = {}
+        for _, acc in ipairs(travelling(loop.accs)) do
+          if acc.op == "+" then
+            body[#body + 1] = { s = "if", cond = ir.bin("!=", ir.var(LANE), ir.num(0)), then_ = { assign(acc.name, "=", ir.num(0)) } }
+          end
+          ops[#ops + 1] = acc.name .. " by " .. acc.op
+        end
+        body[#body + 1] = lane_loop
+        for _, acc in ipairs(travelling(loop.accs)) do
+          for _, n in ipairs(names_of(acc)) do
+            if not types[n] then return nil, "the accumulator " .. n .. " is not declared before the loop" end
+          end
+          body[#body + 1] = warp_combine(acc, types)
+          if mode == "block" then
+            local shared = {}
+            for _, n in ipairs(names_of(acc)) do
+              shared[n] = "part_" .. n .. "_" .. reduces
+              shared_decls[#shared_decls + 1] = { s = "raw", text = "__shared__ " .. types[n] .. " " .. shared[n] .. "[" .. warps .. "];", writes = {} }
+            end
+            for _, st in ipairs(block_combine(acc, types, warps, shared)) do body[#body + 1] = st end
+          end
+        end
+        reasons[#reasons + 1] = "the loop over " .. loop.var .. " reduces " .. table.concat(ops, ", ")
+      else
+        maps = maps + 1
+        body[#body + 1] = lane_loop
+        reasons[#reasons + 1] = "the loop over " .. loop.var .. " stores apart at each iteration"
+      end
+    else
+      local atomic
+      ir.walk({ s }, function(t)
+        if t.s == "expr" and t.e.k == "call" and t.e.fn:match("^atomic") then atomic = true end
+        if t.s == "raw" then atomic = atomic or "raw" end
+        if t.s == "for" then atomic = atomic or "loop" end
+      end)
+      if atomic == true then return nil, "an atomic outside the split loops would run once per lane" end
+      if atomic == "raw" then return nil, "an opaque loop outside the split loops would run once per lane" end
+      if atomic == "loop" then return nil, "a loop nested in a branch: only top-level loops are split" end
+      body[#body + 1] = s
+    end
+  end
+  if reduces == 0 then return nil, "no reduction loop to split (no loop combines an accumulator by +, max, min, argmax or argmin)" end
+  out.body = body
+  local bid = ir.member("blockIdx", "x")
+  if x.cast then bid = { k = "cast", type = x.cast, a = bid } end
+  if mode == "warp" then
+    x.expr = ir.bin("+", ir.bin("*", bid, ir.num(wpb)), ir.bin("/", ir.member("threadIdx", "x"), ir.num(32)))
+    x.threads_ann, x.per_block_ann = tostring(32 * wpb), tostring(wpb)
+    out.pre = { { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.member("threadIdx", "x"), ir.num(32)) } }
+  else
+    x.expr = bid
+    x.threads_ann, x.per_block_ann = tostring(nt), "1"
+    out.pre = { { s = "let", type = "const int", name = LANE, init = ir.member("threadIdx", "x") },
+      { s = "let", type = "const int", name = WARP, init = ir.bin("/", ir.member("threadIdx", "x"), ir.num(32)) } }
+    for _, d in ipairs(shared_decls) do out.pre[#out.pre + 1] = d end
+  end
+  -- the other axes: one point per block, so a warp (a block) is one output
+  for _, o in ipairs(out.axes) do
+    if o ~= x and o.block then
+      o.block, o.threads_ann, o.per_block_ann, o.expr = ir.num(1), "1", "1", nil
+    end
+  end
+  out.schedule.split = mode
+  local ok, why = geometry.relaunch(out)
+  if not ok then return nil, why end
+  out.applied[#out.applied + 1] = "split_reduce"
+  local reassoc, argbest = false, false
+  for _, l in ipairs(a.loops.list) do
+    for _, acc in ipairs(l.accs) do
+      if acc.op == "+" and is_float(types[acc.name]) then reassoc = true end
+      if acc.op == "argmax" or acc.op == "argmin" then argbest = true end
+    end
+  end
+  return out, string.format("legal: %s; each %s takes a strided share and the partials meet by a shuffle butterfly%s%s; %s",
+    table.concat(reasons, "; "), mode == "warp" and "lane of a warp" or ("of " .. nt .. " threads"),
+    mode == "block" and " then shared memory in warp order" or "",
+    argbest and "; ties go to the smaller index, as the sequential loop's first hit" or "",
+    reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated")
+end
+
+function M.candidates(k)
+  return { { "warp" }, { "warp", wpb = 4 }, { block = 256 } }
+end
+
+return M

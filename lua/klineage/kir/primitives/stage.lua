@@ -1,0 +1,256 @@
+-- stage([ARRAY...] [, tile=T]): a top-level reduction loop walks its range
+-- in tiles of T; before each tile the block loads, together, every element
+-- of a staged operand its threads will read into shared memory, waits,
+-- and each thread then reads its own elements from there. An operand is
+-- worth staging when its index does not depend on an output axis that has
+-- threads in the block: those threads read the same elements (the reuse
+-- analysis), so the block loads each once. Covers the tiles of matrix
+-- products and the broadcast operands of matrix-vector and all-pairs.
+--
+-- Barriers need every thread of the block: a thread past the guard keeps
+-- going with `live_` false (its own loads skipped), helps load the tiles,
+-- and returns after the loop.
+local ir = require "klineage.kir.ir"
+local analysis = require "klineage.kir.analysis"
+
+local M = { name = "stage" }
+
+local V0, E, KK, LIVE = "t0_", "e_", "kk_", "live_"
+
+local function zero_of(type_)
+  return { k = "cast", type = type_:gsub("^const%s+", ""), a = ir.num(0) }
+end
+
+-- The loop's loads that are read unconditionally, with their path.
+local function loads_in(stmts, out, conditional)
+  for _, s in ipairs(stmts) do
+    for _, e in ipairs(ir.exprs(s)) do
+      ir.visit(e, function(x)
+        if x.k == "index" and not (s.s == "assign" and e == s.lhs) then
+          out[#out + 1] = { expr = x, conditional = conditional }
+        end
+      end)
+    end
+    if s.s == "if" then
+      loads_in(s.then_, out, true)
+      if s.else_ then loads_in(s.else_, out, true) end
+    elseif s.s == "for" or s.s == "block" then
+      loads_in(s.body, out, conditional or s.s == "for")
+    end
+  end
+  return out
+end
+
+function M.apply(k, p)
+  if k.schedule.points or k.schedule.split or k.schedule.staged then
+    return nil, "stage goes first (before split_reduce and coarsen) and once"
+  end
+  local tile = p.tile or 32
+  if type(tile) ~= "number" or tile < 4 or tile > 256 then return nil, "a tile of 4 to 256 iterations" end
+  local out = ir.clone(k)
+  local a = analysis.analyze(out)
+  local cx = analysis.context(out)
+  local uniform = {}
+  for _, s in ipairs(out.uniform) do uniform[s.name] = true end
+  local params = {}
+  for _, prm in ipairs(out.params) do params[prm.name] = prm end
+  local defs = {}
+  for name, e in pairs(cx.defs) do if not uniform[name] then defs[name] = e end end
+  cx = { defs = defs }
+
+  -- the loop: the first top-level reduction
+  local at, loop
+  for i, s in ipairs(out.body) do
+    if s.s == "for" and not loop and a.loops[s].kind == "reduce" then at, loop = i, a.loops[s] end
+  end
+  -- no reduction to tile: the stencil form (neighbours in a halo tile)
+  if not loop then return require("klineage.kir.primitives.stage_halo").apply(k, p, out) end
+  if loop.step ~= 1 then return nil, "the loop over " .. loop.var .. " does not step by 1" end
+  local threaded = {}
+  for _, ax in ipairs(out.axes) do
+    if ax.block then
+      if ax.expr then return nil, ax.name .. " is not blockIdx * B + threadIdx" end
+      local b = ax.block
+      if not (b.k == "num" or (b.k == "var" and not params[b.name])) then
+        return nil, "the block size of " .. ax.name .. " (" .. ir.text(b) .. ") is not a compile-time constant: map first"
+      end
+      if not ax.extent then return nil, "the guard gives no bound for " .. ax.name end
+      threaded[ax.name] = ax
+    end
+  end
+  local n_threaded = 0
+  for _ in pairs(threaded) do n_threaded = n_threaded + 1 end
+  for _, bound in ipairs({ loop.lo, loop.hi }) do
+    for name in pairs(ir.vars(M.inline_all(bound, cx))) do
+      if threaded[name] or cx.defs[name] then
+        return nil, "the loop's bounds depend on " .. name .. ": threads of a block would disagree on the trip count"
+      end
+    end
+  end
+  for i = 1, at - 1 do
+    local bad
+    ir.walk({ out.body[i] }, function(s) if s.s == "return" then bad = true end end)
+    if bad then return nil, "a return before the loop: every thread must reach the barriers" end
+  end
+
+  local written = {}
+  for _, x in ipairs(a.accesses) do if x.kind ~= "load" then written[x.array] = true end end
+
+  -- the operands to stage
+  local want = {}
+  for _, name in ipairs(p) do want[name] = true end
+  local picks, seen, skipped = {}, {}, {}
+  for _, l in ipairs(loads_in(loop.stmt.body, {}, false)) do
+    local full = M.inline_all(l.expr, cx)
+    local base = full.base
+    while base.k == "bin" or base.k == "cast" do base = base.a or base end
+    local array = base.k == "var" and base.name
+    local key = ir.text(full)
+    if array and params[array] and (not next(want) or want[array]) and not seen[key] then
+      seen[key] = true
+      local deps, why = {}, nil
+      local vars = ir.vars(full)
+      for name in pairs(vars) do
+        if threaded[name] then deps[#deps + 1] = threaded[name]
+        elseif name ~= loop.var and not params[name] and not uniform[name] and not ir.axis(out, name) then
+          why = "reads " .. name .. ", which only its own thread knows"
+        end
+      end
+      if l.conditional then why = "is read under a condition: staging would read it unconditionally" end
+      if written[array] then why = "is written by the kernel too: a staged copy could be stale" end
+      if not vars[loop.var] then why = "does not move with " .. loop.var end
+      if #deps == n_threaded then
+        why = why or "no reuse: it depends on every threaded axis, so no two threads of a block share an element"
+      end
+      if why then skipped[#skipped + 1] = ir.text(l.expr) .. " " .. why
+      else
+        table.sort(deps, function(x, y) return x.dim > y.dim end)
+        picks[#picks + 1] = { load = l.expr, full = full, array = array, deps = deps, elem = params[array].base }
+      end
+    end
+  end
+  if #picks == 0 then
+    return nil, "nothing to stage" .. (#skipped > 0 and ": " .. table.concat(skipped, "; ") or " (no load of a parameter in the loop)")
+  end
+
+  -- shared tiles and the cooperative load
+  local v, tid = loop.var, "tid_"
+  local nthreads, tid_e
+  for _, d in ipairs({ "z", "y", "x" }) do
+    local ax = ir.axis_on(out, d)
+    if ax and ax.block then
+      local t = ir.member("threadIdx", d)
+      tid_e = tid_e and ir.bin("+", ir.bin("*", tid_e, ir.copy(ax.block)), t) or t
+      nthreads = nthreads and ir.bin("*", nthreads, ir.copy(ax.block)) or ir.copy(ax.block)
+    end
+  end
+  local pre, tile_loads, repl = {}, {}, {}
+  pre[#pre + 1] = { s = "let", type = "const int", name = tid, init = tid_e }
+  for n, pk in ipairs(picks) do
+    local name = "s" .. pk.array .. "_" .. n
+    local dims, pad = {}, false
+    for _, d in ipairs(pk.deps) do
+      dims[#dims + 1] = ir.text(d.block)
+      if d.dim == "x" then pad = true end
+    end
+    -- a tile row read across threadIdx.x is padded: no bank conflicts
+    dims[#dims + 1] = tostring(pad and tile + 1 or tile)
+    pre[#pre + 1] = { s = "raw", text = "__shared__ " .. pk.elem .. " " .. name .. "[" .. table.concat(dims, "][") .. "];", writes = {} }
+    local size = ir.num(tile)
+    for _, d in ipairs(pk.deps) do size = ir.bin("*", ir.copy(d.block), size) end
+    -- decode e_ into (local coordinates..., kk_)
+    local body = { { s = "let", type = "const int", name = KK, init = ir.bin("%", ir.var(E), ir.num(tile)) } }
+    local rest = ir.bin("/", ir.var(E), ir.num(tile))
+    local by, inside = {}, ir.bin("<", ir.bin("+", ir.var(V0), ir.var(KK)), ir.copy(loop.hi))
+    for i = #pk.deps, 1, -1 do
+      local d = pk.deps[i]
+      local l = "l" .. d.name .. "_"
+      body[#body + 1] = { s = "let", type = "const int", name = l, init = i > 1 and ir.bin("%", ir.copy(rest), ir.copy(d.block)) or ir.copy(rest) }
+      rest = ir.bin("/", rest, ir.copy(d.block))
+      local g = "g" .. d.name .. "_"
+      local gexpr = ir.map(require("klineage.kir.emit").axis_expr(d), function(x)
+        if x.k == "member" and x.obj.k == "var" and x.obj.name == "threadIdx" then return ir.var(l) end
+      end)
+      body[#body + 1] = { s = "let", type = d.type, name = g, init = gexpr }
+      by[d.name] = ir.var(g)
+      inside = ir.bin("&&", ir.bin("<", ir.var(g), ir.copy(d.extent)), inside)
+    end
+    by[v] = ir.bin("+", ir.var(V0), ir.var(KK))
+    local src = ir.subst(pk.full, by)
+    local target = ir.var(name)
+    for _, d in ipairs(pk.deps) do target = ir.index(target, ir.var("l" .. d.name .. "_")) end
+    target = ir.index(target, ir.var(KK))
+    body[#body + 1] = { s = "assign", lhs = target, op = "=", rhs = { k = "tern", c = inside, a = src, b = zero_of(pk.elem) } }
+    tile_loads[#tile_loads + 1] = { s = "for", init = { s = "let", type = "int", name = E, init = ir.var(tid) },
+      cond = ir.bin("<", ir.var(E), size), step = { s = "assign", lhs = ir.var(E), op = "+=", rhs = ir.copy(nthreads) }, body = body }
+    local own = ir.var(name)
+    for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.dim)) end
+    repl[ir.text(pk.load)] = ir.index(own, ir.bin("-", ir.var(v), ir.var(V0)))
+  end
+
+  -- the per-point code: live_ instead of the guard, the loop in tiles
+  local inner = ir.map_stmts(loop.stmt.body, function(x)
+    if x.k == "index" and repl[ir.text(x)] then return ir.copy(repl[ir.text(x)]) end
+  end)
+  local hi = ir.copy(loop.hi)
+  local compute = { s = "for", init = { s = "let", type = loop.stmt.init.type, name = v, init = ir.var(V0) },
+    cond = ir.bin("&&", ir.bin("<", ir.var(v), ir.bin("+", ir.var(V0), ir.num(tile))), ir.bin("<", ir.var(v), hi)),
+    step = { s = "assign", lhs = ir.var(v), op = "++" }, body = inner }
+  local tiles = { s = "for", init = { s = "let", type = loop.stmt.init.type, name = V0, init = ir.copy(loop.lo) },
+    cond = ir.bin("<", ir.var(V0), ir.copy(loop.hi)), step = { s = "assign", lhs = ir.var(V0), op = "+=", rhs = ir.num(tile) },
+    body = {} }
+  for _, t in ipairs(tile_loads) do tiles.body[#tiles.body + 1] = t end
+  tiles.body[#tiles.body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+  tiles.body[#tiles.body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { compute } }
+  tiles.body[#tiles.body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+
+  local live
+  if out.guard then
+    live = out.guard.form == "return" and ir.negate(out.guard.cond) or out.guard.cond
+  else
+    live = ir.var("true")
+  end
+  local body = { { s = "let", type = "const bool", name = LIVE, init = live } }
+  for i = 1, at - 1 do
+    local s = out.body[i]
+    if s.s == "let" then
+      local c = ir.copy_stmts({ s })[1]
+      local loads = false
+      if c.init then ir.visit(c.init, function(x) if x.k == "index" or x.k == "call" then loads = true end end) end
+      -- only a value that reads memory waits for live_
+      if loads then c.init = { k = "tern", c = ir.var(LIVE), a = c.init, b = zero_of(c.type) } end
+      body[#body + 1] = c
+    else
+      body[#body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { s } }
+    end
+  end
+  body[#body + 1] = tiles
+  body[#body + 1] = { s = "if", cond = { k = "un", op = "!", a = ir.var(LIVE) }, then_ = { { s = "return" } } }
+  for i = at + 1, #out.body do body[#body + 1] = out.body[i] end
+  out.body, out.guard = body, nil
+  out.pre = out.pre or {}
+  for _, s in ipairs(pre) do out.pre[#out.pre + 1] = s end
+  out.schedule.staged = true
+  out.applied[#out.applied + 1] = "stage"
+  local names = {}
+  for _, pk in ipairs(picks) do
+    local reuse = {}
+    for n, ax in pairs(threaded) do
+      local dep = false
+      for _, d in ipairs(pk.deps) do if d == ax then dep = true end end
+      if not dep then reuse[#reuse + 1] = n end
+    end
+    table.sort(reuse)
+    names[#names + 1] = ir.text(pk.load) .. " (shared by the threads along " .. table.concat(reuse, ", ") .. ")"
+  end
+  return out, string.format("legal: the loop over %s runs in tiles of %d with block-uniform bounds; the block loads %s once per tile between barriers; every thread reaches the barriers (past the guard it only helps load); the order of the sum is unchanged%s",
+    v, tile, table.concat(names, ", "), #skipped > 0 and "; not staged: " .. table.concat(skipped, "; ") or "")
+end
+
+function M.inline_all(e, cx) return analysis.inline(e, cx) end
+
+function M.candidates(k)
+  return { {}, { tile = 16 } }
+end
+
+return M

@@ -1,0 +1,237 @@
+-- Each schedule primitive on the families where it is legal, through the
+-- real gate on emu against the task's C reference at every test size;
+-- and each illegal case refused with its reason, before any gate.
+package.path = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") .. "/?.lua;" .. package.path
+local support = require "kir_support"
+local kir = require "klineage.kir"
+
+local by_name = {}
+for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
+
+-- { task, schedule, words the emitted kernel must hold, words a legality reason must hold }
+local LEGAL = {
+  { "jacobi2d", "map(x=j,y=i,block=32x8)", "int j = blockIdx.x * 32 + threadIdx.x", "j on threadIdx.x" },
+  { "stencil3d", "map(x=x,y=y,z=z,block=32x4x2)", "int x = blockIdx.x * 32 + threadIdx.x", "unit stride" },
+  { "attention_scores", "map(x=j,y=i,block=32x8)", "block(32, 8)", "S[" },
+  { "axpby", "coarsen(4)", "for (int u_ = 0; u_ < 4; ++u_)", "4 points of i" },
+  { "batched_gemm", "coarsen(2)", "continue;", "every store moves with t" },
+  { "histogram", "coarsen(4)", "atomicAdd", "atomics commute" },
+  { "depthwise_conv2d", "map(x=w,y=h,block=64x4) coarsen(2,axis=h)", "u_ * 4", "points of h" },
+  { "gemv", "split_reduce(warp)", "__shfl_xor_sync", "reassociates" },
+  { "row_argmax", "split_reduce(warp,wpb=4)", "best_o < best", "smaller index" },
+  { "nearest_neighbor", "split_reduce(block=128)", "__syncthreads", "smaller index" },
+  { "layernorm", "split_reduce(warp)", "for (int c = lane_; c < cols; c += 32) y[", "stores apart" },
+  { "spmv_csr", "split_reduce(warp)", "row_ptr[r] + lane_", "reduces sum by +" },
+  { "rmsnorm", "split_reduce(block=128)", "part_ss_1[warp_]", "shared memory" },
+  { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
+  { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
+  { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },
+  { "maxpool2d", "coarsen(2)", "BLOCK * 2", "points of t" },
+  { "permute3d", "vectorize(4)", "*(float4 *)&out[o0_] = out_v;", "out moved" },
+  { "axpby", "vectorize(4)", "*(const float4 *)&x[i0_]", "scalar tail" },
+  { "elementwise_chain", "vectorize(2)", "float2 y_v;", "2-wide" },
+  { "batchnorm_infer", "vectorize(4)", "y_v.w = ", "x and y moved" },
+  { "bias_gelu", "map(block=128) vectorize(4)", "bias[(i0_ + 3) % cols]", "4 consecutive points" },
+  { "matmul_abt", "register_tile(2,2) unroll(2)", "acc_1_1 += A[m_1 * K + (k + 1)]", "4 accumulators" },
+  { "pairwise_dist", "register_tile(4,2)", "s_3_1", "no reassociation" },
+  { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(2,2)", "S[((long)h * L + i_1) * L + j_1] = dot_1_1 / sqrtf((float)D)", "clamped" },
+  { "depthwise_conv2d", "register_tile(2,2)", "acc_1_1", "loop over i" },
+  { "jacobi2d", "map(x=j,y=i,block=32x8) stage()", "__shared__ float su_1[8 + 2][32 + 2];", "offsets i -1..1, j -1..1" },
+  { "stencil3d", "stage()", "su_1[threadIdx.z + 2][threadIdx.y + 1][threadIdx.x + 1]", "an early return guards the edges" },
+  { "batched_gemm", "unflatten() register_tile(2,2)", "long b = blockIdx.z;", "b < batch" },
+  { "batched_gemm", "unflatten() stage(tile=8)", "sA_1[threadIdx.y][p - t0_]", "shared by the threads along j" },
+  { "maxpool2d", "unflatten()", "grid(cdiv(cdiv(W, 2), 32), cdiv(cdiv(H, 2), 8), C * N)", "ow < OW, oh < OH" },
+  { "index_select", "unflatten()", "long long t = (long long)r * k + j;", "j < k, r < rows" },
+  { "batched_matvec", "unflatten() split_reduce(warp)", "const long long tid = (long long)b * rows + i;", "reduces s by +" },
+  { "scan_rows", "scan(block=128)", "__shfl_up_sync", "one block of 128 a row" },
+  { "histogram", "privatize(items=8)", "__shared__ unsigned int priv_[256];", "integer updates commute exactly" },
+  { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
+  { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
+  { "pairwise_dist", "stage(X,Y,tile=8)", "__syncthreads();", "order of the sum is unchanged" },
+  { "nbody", "map(block=128) stage(tile=64)", "smass_4[j - t0_]", "mass[j] (shared by the threads along i)" },
+}
+
+describe("legal schedules pass the gate on emu", function()
+  for _, c in ipairs(LEGAL) do
+    it(c[1] .. ": " .. c[2], function()
+      local t = by_name[c[1]]
+      local text, log = kir.schedule(t.text, c[2])
+      if not text then fail("refused: %s", tostring(log)) end
+      expect(text):contains(c[3])
+      local reasons = {}
+      for _, l in ipairs(log) do
+        expect(l.legal):is_true()
+        expect(l.reason):matches("^legal: ")
+        reasons[#reasons + 1] = l.reason
+      end
+      expect(table.concat(reasons, " | ")):contains(c[4])
+      local ok, r = support.gate(t, text, c[2])
+      if not ok then fail("%s\n%s", r, text) end
+    end)
+  end
+end)
+
+local CSR_SCATTER = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void scatter(int n, const int *idx, const float *x, float *out) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i >= n) return;
+  out[idx[i]] = x[i];
+}
+]==]
+
+local STRIDED_STORE = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void spread(int n, const float *x, float *y) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i < n) y[2 * i] = x[i];
+}
+]==]
+
+local IN_PLACE = [==[
+// @kl launch grid(cdiv(n, 128)) block(128)
+extern "C" __global__ void accumulate_rows(int n, int m, const float *a, float *y) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= n) return;
+  float s = 0.0f;
+  for (int j = 0; j < m; ++j) s += a[i * m + j] * y[j];
+  y[i] = y[i] + s;
+}
+]==]
+
+local NO_EDGE_GUARD = [==[
+// @kl launch grid(cdiv(n, 128)) block(128)
+extern "C" __global__ void forward_difference(int n, const float *u, float *d) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i >= n) return;
+  d[i] = u[i + 1] - u[i];
+}
+]==]
+
+local WEIGHTED_PREFIX = [==[
+// @kl launch grid(cdiv(rows * cols, 256)) block(256)
+extern "C" __global__ void decayed_prefix(int rows, int cols, const float *x, const float *w, float *y) {
+  long t = (long)blockIdx.x * 256 + threadIdx.x;
+  if (t >= (long)rows * cols) return;
+  int c = (int)(t % cols);
+  const float *row = x + (t - c);
+  float sum = 0.0f;
+  for (int k = 0; k <= c; ++k) sum += row[k] * w[c - k];
+  y[t] = sum;
+}
+]==]
+
+-- { kernel (task name or text), schedule, words of the refusal }
+local ILLEGAL = {
+  { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
+  { "axpby", "split_reduce(warp)", "no reduction loop" },
+  { "segmented_scan", "split_reduce(warp)", "opaque loop" },
+  { "histogram", "split_reduce(warp)", "an atomic outside the split loops" },
+  { CSR_SCATTER, "coarsen(4)", "is indirect: two points of one thread may write the same place" },
+  { "rmsnorm", "map(x=r)", "blockIdx alone" },
+  { "jacobi2d", "map(x=j,y=i,block=64x32)", "CUDA allows 1024" },
+  { "jacobi2d", "map(x=j,y=j)", "two thread dimensions" },
+  { "axpby", "coarsen(4) coarsen(2)", "already coarsened" },
+  { "gemv", "coarsen(2) split_reduce(warp)", "coarsen goes last" },
+  { "segmented_scan", "unroll(4)", "no constant-step loop" },
+  { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
+  { "gemv", "split_reduce(block=100)", "whole warps" },
+  { "gemv", "stage(A)", "no reuse" },
+  { "scan_rows", "unflatten()", "no top digit" },
+  { "gemv", "unflatten()", "no inner digit" },
+  { "gemv", "scan()", "does not run up to the point's own place in a row" },
+  { "segmented_scan", "scan()", "a loop that is not a reduction (opaque)" },
+  { WEIGHTED_PREFIX, "scan()", "w[c - k] depends on the point's place c" },
+  { "scatter_add", "privatize()", "the bin index index[i] reads int: no range the IR can prove" },
+  { "gemv", "privatize()", "stores y[i] besides the atomic" },
+  { "segmented_scan", "privatize()", "stores y[i] besides the atomic" },
+  { IN_PLACE, "split_reduce(warp)", "y is both read and written" },
+  { IN_PLACE, "stage(y)", "written by the kernel too" },
+  { "spmm_csr", "register_tile(2,2)", "the points would disagree on the trip count" },
+  { "jacobi2d", "register_tile(2,2)", "no top-level reduction loop" },
+  { "gemv", "register_tile(2,2)", "axes on threadIdx.x and threadIdx.y" },
+  { "cast_f16", "vectorize(4)", "no vector type" },
+  { STRIDED_STORE, "vectorize(4)", "the store y[2 * i] is not contiguous in i" },
+  { "jacobi2d", "vectorize(2)", "one axis with threads" },
+  { "gemv", "vectorize(4)", "a loop in the per-point code" },
+  { "histogram", "vectorize(4)", "as a statement" },
+  { "spmv_csr", "stage()", "threads of a block would disagree on the trip count" },
+  { "conv1d", "stage()", "read under a condition" },
+  { "nbody", "stage()", "not a compile-time constant" },
+  { "elementwise_chain", "stage()", "x is read at one place per point: no neighbour shares it" },
+  { NO_EDGE_GUARD, "stage()", "u[i + 1] may read past the edge along i" },
+  { "gemv", "stage() split_reduce(warp)", "does not compose" },
+}
+
+describe("illegal schedules are refused with their reason", function()
+  for _, c in ipairs(ILLEGAL) do
+    local label = by_name[c[1]] and c[1] or c[1]:match("void (%w+)")
+    it(label .. ": " .. c[2], function()
+      local text = by_name[c[1]] and by_name[c[1]].text or c[1]
+      local out, why = kir.schedule(text, c[2])
+      expect(out):is_nil()
+      expect(why):contains(c[3])
+    end)
+  end
+end)
+
+describe("sequences", function()
+  it("lists legal sequences breadth first, each re-applicable from its text, each primitive once", function()
+    local k = assert(kir.lift(by_name.gemv.text))
+    local seqs = kir.sequences(k, 2, 100)
+    local texts = {}
+    for _, s in ipairs(seqs) do
+      texts[s.text] = true
+      expect(#s.reasons):at_least(1)
+      local again = assert(kir.apply(k, s.text))
+      expect(assert(kir.emit(again))):equals(assert(kir.emit(s.kernel)))
+      local names = {}
+      for name in s.text:gmatch("([%a_]+)%(") do
+        if names[name] then fail("%s applies %s twice", s.text, name) end
+        names[name] = true
+      end
+    end
+    expect(texts["split_reduce(warp) unroll(factor=4,loop=j)"]):is_true()
+    expect(texts["stage()"]):is_true()
+  end)
+end)
+
+describe("candidates", function()
+  it("lists only legal applications, each with its reason, and every one emits", function()
+    local k = assert(kir.lift(by_name.gemv.text))
+    local c = kir.candidates(k)
+    expect(#c):at_least(4)
+    local names = {}
+    for _, x in ipairs(c) do
+      names[x.name] = true
+      expect(x.reason):matches("^legal: ")
+      local applied = assert(kir.apply(k, x.text))
+      expect(assert(kir.emit(applied))):contains("void gemv(")
+    end
+    expect(names.split_reduce):is_true()
+    expect(names.coarsen):is_true()
+    local none = kir.candidates(assert(kir.lift(by_name.cummax_cols.text)))
+    for _, x in ipairs(none) do expect(x.name):never_contains("split_reduce") end
+  end)
+end)
+
+describe("register_tile keeps dead points from writing", function()
+  it("a store before the loop is guarded by the point's bounds, like the stores after it", function()
+    local text = [==[
+// @kl launch grid(cdiv(N, 16), cdiv(M, 16)) block(16, 16)
+extern "C" __global__ void mm_mark(int M, int N, int K, const float *A, const float *B, float *C, int *seen) {
+  int n = blockIdx.x * 16 + threadIdx.x;
+  int m = blockIdx.y * 16 + threadIdx.y;
+  if (m >= M || n >= N) return;
+  seen[m * N + n] = 1;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[m * K + k] * B[k * N + n];
+  C[m * N + n] = acc;
+}
+]==]
+    local out, log = kir.schedule(text, "register_tile(2,2)")
+    if not out then fail("%s", tostring(log)) end
+    expect(out):contains("if (m0_ + 16 < M && n0_ + 16 < N) seen[m_1 * N + n_1] = 1;")
+    expect(out):contains("if (m0_ + 16 < M && n0_ + 16 < N) C[m_1 * N + n_1] = acc_1_1;")
+  end)
+end)
