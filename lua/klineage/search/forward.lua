@@ -20,6 +20,11 @@
 --       journaled as skipped (search/skill_rows.lua). The repository is
 --       opts.skills, else the run context's (klineage.skills.store.of_context: skills/<arch>)
 --   state:rank(rows) -> rows, best first (expected gain x confidence)
+--   state:schedules([{ node, depth, limit }]) -> rows: kir's legal schedule
+--       sequences of the node's kernel, each row's source the emitted
+--       text, predicted = { speedup, why } by search/schedule_rank.lua,
+--       best first; a kernel that does not lift gives none, and its
+--       reason is journaled once as a skipped decision (search/schedules.lua)
 --   state:transforms([{ names, node }]) -> rows: every transform site of
 --       the node's kernel, in the order transforms.sites gives, each to be
 --       applied with its default parameters; no skill, no condition
@@ -104,6 +109,11 @@ function State:skills(opts)
 end
 
 function State:rank(rows) return skill_rows.rank(rows) end
+
+function State:schedules(opts)
+  opts = opts or {}
+  return require("klineage.search.schedules").rows(self, opts.node or self.current, opts)
+end
 
 function State:transforms(opts)
   opts = opts or {}
