@@ -78,6 +78,10 @@ local host = require "kl.host"
 local M = {}
 
 M.MAX_STEPS = 20
+-- Untimed, a schedule is kept only on a clear predicted gain: the static
+-- model counts loads, not latency or occupancy, and is often wrong by tens
+-- of percent; 1.5x leaves room for that error.
+M.PREDICTED_MARGIN = 1.5
 M.NONE_KEPT = "no candidate left that the gate accepted (the rest were rejected or could not be materialized)"
 
 local State = setmetatable({}, { __index = search.State })
@@ -192,6 +196,15 @@ function M.accept(state, row, result)
   if state.timed then
     return false, "correct, but not kept: " .. tostring(e.why) .. " (on " .. backend .. " only a compare that finds it faster keeps a change)"
   end
+  if row.predicted then
+    local p = row.predicted
+    if p.speedup >= M.PREDICTED_MARGIN then
+      return true, string.format("correct on %s; not measured: kept on the static model's prediction of %.2fx (%s)",
+        backend, p.speedup, p.why)
+    end
+    return false, string.format("correct on %s, but not measured and the static model predicts only %.2fx, under the %.1fx it takes (%s)",
+      backend, p.speedup, M.PREDICTED_MARGIN, p.why)
+  end
   if not row.record then
     return true, "correct on " .. backend .. "; its speed was not measured there (a baseline keeps every correct change)"
   end
@@ -236,7 +249,7 @@ local function judge_row(state, row)
   -- (a refused candidate's decision has had no effect field: the journal's readers know it so)
   result.fields = { status = ok and "applied" or "rejected", why = reason, because = row.because, verdict = result.verdict,
                     effect = result.verdict == "ok" and result.effect or nil, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
-                    llm = made.llm }
+                    llm = made.llm, schedule = row.schedule, predicted = row.predicted }
   state.tried[node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
   result.candidate, result.node, result.made, result.sha256 = row, node, made, sha
   result.accepted, result.why = ok, reason
