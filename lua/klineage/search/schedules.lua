@@ -33,7 +33,7 @@ function M.rows(state, node, opts)
     if eok and type(text) == "string" and text ~= node.source and not state.tried[key] then
       rows[#rows + 1] = { skill = "schedule:" .. first, site = seq.text, schedule = seq.text, params_key = "{}",
                           source = text, by = "schedule", because = seq.reasons, node = node,
-                          predicted = rank.predict(kernel, seq.kernel, seq.text) }
+                          predicted = rank.predict(kernel, seq.kernel, seq.text, seq.reasons) }
     end
   end
   return rank.rank(rows)
