@@ -50,26 +50,37 @@ describe("schedule rows", function()
   end)
 end)
 
-describe("one gate cycle per judged candidate", function()
-  it("is charged once for an evaluation and its compare, on a timed (fake) backend", function()
-    local gate = require "klineage.gate"
-    local pool_mod = require "klineage.device.worker.pool"
-    local fixture = here .. "/../fixtures/workloads/saxpy"
-    local sw = assert(workload.load(fixture))
-    local v0 = assert(files.read_text(fixture .. "/v0.cu"))
-    local pool = assert(pool_mod.new { backend = "fake", timeout = 30 })
-    local ctx = assert(require("klineage.device.context").new { journal = false, pool = pool, budget = 10 })
-    ctx.timed = true -- the fake worker times kernels in Lua; here its times stand for a device's
-    local against = { source = v0, label = "v0.cu", kernel = sw.kernel, file = fixture .. "/v0.cu" }
-    local N = 3
-    for i = 1, N do
-      local text = v0 .. "\n// candidate " .. i .. "\n"
-      local r = gate.judge(ctx, { source = text, label = "c" .. i, kernel = sw.kernel, file = fixture .. "/c" .. i .. ".cu" },
-        sw, { baseline = against, against = against })
-      expect(r.verdict):equals("ok")
-      expect(r.effect.measured):equals(true)
+describe("the schedule policy", function()
+  it("keeps a schedule on matmul under klineage optimize on emu, on the model's prediction, said in the decision", function()
+    local context = require "klineage.device.context"
+    local journal = require "klineage.store.journal"
+    local search = require "klineage.search"
+    local root = scratch_dir()
+    local ctx = assert(context.new { backend = "emu", journal = root, run_id = "s", budget = 12, workloads = { w } })
+    local summary = assert(search.run(ctx, w, { input = { source = matmul, label = "matmul.cu" }, direction = "forward",
+                                                policy = "schedule", skills = {} }))
+    ctx:close()
+    expect(#summary.steps):at_least(1)
+    expect(summary.steps[1].skill):contains("schedule:")
+    local kept
+    for _, r in ipairs(assert(journal.read(root .. "/s/journal.jsonl"))) do
+      if r.kind == "decision" and r.status == "applied" then kept = r end
     end
-    expect((ctx:spent())):equals(N)
-    ctx:close(); pool:close()
+    expect(kept.why):contains("not measured: kept on the static model's prediction of")
+    expect(type(kept.schedule)):equals("string")
+  end)
+
+  it("halves its points: the model scores all, the gate judges fewer each round", function()
+    local halving = require "klineage.search.halving"
+    local judged = 0
+    local best, rounds = halving.run({ 1, 2, 3, 4, 5, 6, 7, 8 }, {
+      function(p) return p end,                               -- the model: free
+      function(p) judged = judged + 1 return 10 - p end,      -- the gate: a cycle a point
+      function(p) judged = judged + 1 return p end })
+    expect(rounds[1].scored):equals(8)
+    expect(rounds[2].scored):equals(4)
+    expect(rounds[3].scored):equals(2)
+    expect(judged):equals(6)
+    expect(best):equals(6)
   end)
 end)
