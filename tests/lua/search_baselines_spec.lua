@@ -56,7 +56,7 @@ end)
 
 describe("forward", function()
   local summary, _, dir = run("forward", nil, 8)
-  it("judges every applicable transform of the first step, and keeps one of them", function()
+  it("judges every applicable transform and the best predicted schedules of the first step, and keeps one of them", function()
     local first = {}
     for _, r in ipairs(decisions(dir)) do
       if r.step == 1 and (r.status == "applied" or r.status == "rejected") then first[#first + 1] = r end
@@ -64,7 +64,7 @@ describe("forward", function()
     expect(#first):at_least(2)
     local applied = 0
     for _, r in ipairs(first) do
-      expect(r.skill):matches("^transform:")
+      if not (r.skill:match("^transform:") or r.skill:match("^schedule:")) then fail("not a transform nor a schedule: " .. r.skill) end
       if r.status == "applied" then applied = applied + 1 end
     end
     expect(applied):equals(1)

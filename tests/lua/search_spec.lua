@@ -50,7 +50,7 @@ describe("the policies", function()
     table.sort(both)
     expect(table.concat(both, ",")):equals(table.concat(names, ","))
     expect(table.concat(search.policies("backward"), ",")):equals("breadth,greedy,recorded")
-    expect(table.concat(search.policies("forward"), ",")):equals("forward,klineage,klineage_explore,llm-only,memory,random")
+    expect(table.concat(search.policies("forward"), ",")):equals("forward,klineage,klineage_explore,llm-only,memory,random,schedule")
     expect(search.load_policy("random").seeded):equals(true)
   end)
 

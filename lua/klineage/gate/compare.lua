@@ -3,7 +3,8 @@
 -- that clock and thermal drift fall on both alike.
 --
 --   compare.compare(ctx, a, b, w [, opts]) -> result | nil, failure
---     opts = { block = 5, rounds = 8, worker = i, provenance,
+--     opts = { block = 5, rounds = 8, worker = i, provenance, prepaid (gate.judge:
+--              its evaluation paid this candidate's one cycle),
 --              params = the sizes to time at, merged over w.params (default:
 --              the bench size); a size either kernel's @kl requires rules
 --              out is not_allowed, charged nothing }
@@ -72,9 +73,12 @@ function M.compare(ctx, a, b, w, opts)
     earlier.result.reused = true
     return earlier.result
   end
-  local paid, bf = ctx:charge()
-  if not paid then return nil, bf end
-  local record = { kind = "comparison", key = key, charged = true, workload = { name = w.name, sha256 = w.sha256 }, params = params,
+  local prepaid = opts.prepaid == true
+  if not prepaid then
+    local paid, bf = ctx:charge()
+    if not paid then return nil, bf end
+  end
+  local record = { kind = "comparison", key = key, charged = not prepaid, prepaid = prepaid or nil, workload = { name = w.name, sha256 = w.sha256 }, params = params,
                    a = { label = a.label, sha256 = hash.sha256(ta), source = ctx:store_source(ta) },
                    b = { label = b.label, sha256 = hash.sha256(tb), source = ctx:store_source(tb) },
                    provenance = opts.provenance }

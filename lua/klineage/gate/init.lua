@@ -19,7 +19,9 @@
 -- Every function takes the run context first (klineage.device.context): it gives
 -- the pool, the backend's sizes, the arch, the ceilings, the journal and the
 -- budget. Each evaluation and each compare is one gate cycle, charged to the
--- budget before any work (a compile error and a refused candidate too).
+-- budget before any work (a compile error and a refused candidate too),
+-- except in gate.judge: a candidate evaluated and compared there is one
+-- cycle (the compare's record says prepaid = true, charged = false).
 -- A judgement the run's journal already holds (same candidate text,
 -- baseline, spec, seeds, sizes and options) is returned from there, uncharged.
 --
@@ -271,7 +273,11 @@ function M.judge(ctx, candidate, w, opts)
   elseif not ctx.timed then
     out.effect = { measured = false, why = "not measured: the " .. ctx.backend .. " backend times nothing" }
   else
-    local c, f = M.compare(ctx, opts.against, candidate, w, { provenance = opts.provenance })
+    -- One compile-profile cycle a candidate, as the paper counts it: the
+    -- compare rides on the evaluation's cycle when that was paid now; after
+    -- a resume that found the evaluation journaled, the compare pays its own.
+    local c, f = M.compare(ctx, opts.against, candidate, w, { provenance = opts.provenance,
+                                                              prepaid = not record.reused and record.charged == true })
     if not c then
       out.effect = { measured = false, why = "the compare failed: " .. tostring(f) }
       if f.verdict == "budget_exhausted" then out.verdict = "budget_exhausted" end

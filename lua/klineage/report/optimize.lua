@@ -76,8 +76,15 @@ local function decision_line(r)
   local site = r.site and (" at " .. code(tostring(r.site))) or ""
   local line = string.format("- **%s**%s: %s", md(r.skill or "?"), site, md(r.why or ""))
   if r.status == "applied" or r.status == "rejected" then
+    -- A schedule's reasons are the legality checks of its primitives, not a skill's conditions.
+    local lead = r.schedule and "" or (r.status == "applied" and "allowed by " or "admitted by ")
+    if type(r.schedule) == "string" then line = line .. "\n  - schedule " .. code(r.schedule) end
     for _, b in ipairs(type(r.because) == "table" and r.because or {}) do
-      line = line .. "\n  - " .. (r.status == "applied" and "allowed by " or "admitted by ") .. md(b)
+      line = line .. "\n  - " .. lead .. md(tostring(b))
+    end
+    local p = r.predicted
+    if type(p) == "table" and type(p.speedup) == "number" then
+      line = line .. string.format("\n  - predicted by the static model: %.2fx (%s)", p.speedup, md(tostring(p.why or "")))
     end
   end
   return line

@@ -20,6 +20,11 @@
 --       journaled as skipped (search/skill_rows.lua). The repository is
 --       opts.skills, else the run context's (klineage.skills.store.of_context: skills/<arch>)
 --   state:rank(rows) -> rows, best first (expected gain x confidence)
+--   state:schedules([{ node, depth, limit }]) -> rows: kir's legal schedule
+--       sequences of the node's kernel, each row's source the emitted
+--       text, predicted = { speedup, why } by search/schedule_rank.lua,
+--       best first; a kernel that does not lift gives none, and its
+--       reason is journaled once as a skipped decision (search/schedules.lua)
 --   state:transforms([{ names, node }]) -> rows: every transform site of
 --       the node's kernel, in the order transforms.sites gives, each to be
 --       applied with its default parameters; no skill, no condition
@@ -73,6 +78,10 @@ local host = require "kl.host"
 local M = {}
 
 M.MAX_STEPS = 20
+-- Untimed, a schedule is kept only on a clear predicted gain: the static
+-- model counts loads, not latency or occupancy, and is often wrong by tens
+-- of percent; 1.5x leaves room for that error.
+M.PREDICTED_MARGIN = 1.5
 M.NONE_KEPT = "no candidate left that the gate accepted (the rest were rejected or could not be materialized)"
 
 local State = setmetatable({}, { __index = search.State })
@@ -104,6 +113,11 @@ function State:skills(opts)
 end
 
 function State:rank(rows) return skill_rows.rank(rows) end
+
+function State:schedules(opts)
+  opts = opts or {}
+  return require("klineage.search.schedules").rows(self, opts.node or self.current, opts)
+end
 
 function State:transforms(opts)
   opts = opts or {}
@@ -182,6 +196,15 @@ function M.accept(state, row, result)
   if state.timed then
     return false, "correct, but not kept: " .. tostring(e.why) .. " (on " .. backend .. " only a compare that finds it faster keeps a change)"
   end
+  if row.predicted then
+    local p = row.predicted
+    if p.speedup >= M.PREDICTED_MARGIN then
+      return true, string.format("correct on %s; not measured: kept on the static model's prediction of %.2fx (%s)",
+        backend, p.speedup, p.why)
+    end
+    return false, string.format("correct on %s, but not measured and the static model predicts only %.2fx, under the %.1fx it takes (%s)",
+      backend, p.speedup, M.PREDICTED_MARGIN, p.why)
+  end
   if not row.record then
     return true, "correct on " .. backend .. "; its speed was not measured there (a baseline keeps every correct change)"
   end
@@ -226,7 +249,7 @@ local function judge_row(state, row)
   -- (a refused candidate's decision has had no effect field: the journal's readers know it so)
   result.fields = { status = ok and "applied" or "rejected", why = reason, because = row.because, verdict = result.verdict,
                     effect = result.verdict == "ok" and result.effect or nil, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
-                    llm = made.llm }
+                    llm = made.llm, schedule = row.schedule, predicted = row.predicted }
   state.tried[node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
   result.candidate, result.node, result.made, result.sha256 = row, node, made, sha
   result.accepted, result.why = ok, reason

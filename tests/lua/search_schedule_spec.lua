@@ -1,0 +1,86 @@
+-- Schedule rows in the forward search: kir's legal sequences of a lifted
+-- kernel, emitted, ranked by the static model with a prediction each; a
+-- kernel that does not lift gives none and says why, once.
+local files = require "klineage.base.files"
+local schedules = require "klineage.search.schedules"
+local rank = require "klineage.search.schedule_rank"
+local workload = require "klineage.workload"
+
+local home = require("kl.host").home
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local example = home .. "/examples/optimize"
+local w = assert(workload.load(example .. "/workload.lua"))
+local matmul = assert(files.read_text(example .. "/matmul.cu"))
+
+-- Just what schedules.rows reads of a forward state.
+local function fake_state()
+  local decided = {}
+  return { workload = w, tried = {}, decided = decided,
+           decide = function(_, row, _node, fields) decided[#decided + 1] = { row = row, fields = fields } end }
+end
+
+describe("schedule rows", function()
+  it("come from a liftable kernel, each with its sequence, reasons and a prediction, best predicted first", function()
+    local state = fake_state()
+    local rows = schedules.rows(state, { source = matmul, sha256 = "m" })
+    expect(#rows):at_least(2)
+    print(string.format("%d rows; best %s predicted %.2fx: %s", #rows, rows[1].schedule,
+      rows[1].predicted.speedup, rows[1].predicted.why))
+    for i, r in ipairs(rows) do
+      expect(r.skill):contains("schedule:")
+      expect(r.by):equals("schedule")
+      expect(type(r.source)):equals("string")
+      expect(#r.because):at_least(1)
+      expect(type(r.predicted.why)):equals("string")
+      if i > 1 then
+        if rows[i - 1].predicted.speedup < r.predicted.speedup then fail("rows are not ranked by prediction") end
+      end
+    end
+    expect(rank.prior(rows[1])):equals(1)
+  end)
+
+  it("are none for a kernel that does not lift, and the reason is journaled once", function()
+    local state = fake_state()
+    local node = { source = "this is not CUDA {", sha256 = "x" }
+    expect(#schedules.rows(state, node)):equals(0)
+    expect(#schedules.rows(state, node)):equals(0)
+    expect(#state.decided):equals(1)
+    expect(state.decided[1].fields.status):equals("skipped")
+    expect(state.decided[1].fields.why):contains("does not lift")
+  end)
+end)
+
+describe("the schedule policy", function()
+  it("keeps a schedule on matmul under klineage optimize on emu, on the model's prediction, said in the decision", function()
+    local context = require "klineage.device.context"
+    local journal = require "klineage.store.journal"
+    local search = require "klineage.search"
+    local root = scratch_dir()
+    local ctx = assert(context.new { backend = "emu", journal = root, run_id = "s", budget = 12, workloads = { w } })
+    local summary = assert(search.run(ctx, w, { input = { source = matmul, label = "matmul.cu" }, direction = "forward",
+                                                policy = "schedule", skills = {} }))
+    ctx:close()
+    expect(#summary.steps):at_least(1)
+    expect(summary.steps[1].skill):contains("schedule:")
+    local kept
+    for _, r in ipairs(assert(journal.read(root .. "/s/journal.jsonl"))) do
+      if r.kind == "decision" and r.status == "applied" then kept = r end
+    end
+    expect(kept.why):contains("not measured: kept on the static model's prediction of")
+    expect(type(kept.schedule)):equals("string")
+  end)
+
+  it("halves its points: the model scores all, the gate judges fewer each round", function()
+    local halving = require "klineage.search.halving"
+    local judged = 0
+    local best, rounds = halving.run({ 1, 2, 3, 4, 5, 6, 7, 8 }, {
+      function(p) return p end,                               -- the model: free
+      function(p) judged = judged + 1 return 10 - p end,      -- the gate: a cycle a point
+      function(p) judged = judged + 1 return p end })
+    expect(rounds[1].scored):equals(8)
+    expect(rounds[2].scored):equals(4)
+    expect(rounds[3].scored):equals(2)
+    expect(judged):equals(6)
+    expect(best):equals(6)
+  end)
+end)
