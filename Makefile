@@ -63,7 +63,7 @@ skills: build
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DKL_WERROR=ON -DKL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(BUILD)-asan -j$(JOBS)
-	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser|slurm|shipped|corpus' --output-on-failure -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=0 ctest -LE 'gpu|transform|browser|slurm|shipped|corpus|exhaustive' --output-on-failure -j$(JOBS)
 
 # Short libFuzzer runs of the parser and the pattern compiler (clang).
 test-fuzz:
