@@ -261,4 +261,20 @@ function M.axis_on(k, dim)
   end
 end
 
+-- The thread's linear index within its block over the threaded axes (z
+-- outermost, x innermost) and the block's thread count: what a cooperative
+-- load into shared memory strides by. nil, nil when no axis is threaded.
+function M.block_linear_thread(k)
+  local tid, nthreads
+  for _, d in ipairs({ "z", "y", "x" }) do
+    local ax = M.axis_on(k, d)
+    if ax and ax.block then
+      local t = M.member("threadIdx", d)
+      tid = tid and M.bin("+", M.bin("*", tid, M.copy(ax.block)), t) or t
+      nthreads = nthreads and M.bin("*", nthreads, M.copy(ax.block)) or M.copy(ax.block)
+    end
+  end
+  return tid, nthreads
+end
+
 return M

@@ -199,15 +199,7 @@ function M.apply(k, p, out)
     return nil, "nothing to stage" .. (#skipped > 0 and ": " .. table.concat(skipped, "; ") or "")
   end
 
-  local nthreads, tid_e
-  for _, d in ipairs({ "z", "y", "x" }) do
-    local ax = ir.axis_on(out, d)
-    if ax and ax.block then
-      local t = ir.member("threadIdx", d)
-      tid_e = tid_e and ir.bin("+", ir.bin("*", tid_e, ir.copy(ax.block)), t) or t
-      nthreads = nthreads and ir.bin("*", nthreads, ir.copy(ax.block)) or ir.copy(ax.block)
-    end
-  end
+  local tid_e, nthreads = ir.block_linear_thread(out)
   local pre = { { s = "let", type = "const int", name = TID, init = tid_e } }
   local loads_stmts, repl, described = {}, {}, {}
   for n, pk in ipairs(picks) do
