@@ -96,21 +96,16 @@ for _, name in ipairs(tasks) do
         local label = "schedule " .. seq.text
         local r = gate.judge(ctx, { source = text, kernel = w.kernel, label = label, file = w.dir .. "/" .. label }, w,
           { baseline = naive, against = naive })
-        if r.verdict == "ok" then
-          row.ok, accepted = row.ok + 1, accepted + 1
-          local s = r.effect.measured and r.effect.speedup or nil
-          local fam = family_of(seq.text)
-          by_family[fam] = by_family[fam] or { tried = 0, ok = 0, best_of = 0, speedups = {} }
-          local f = by_family[fam]
-          f.ok = f.ok + 1
-          if s then f.speedups[#f.speedups + 1] = s end
-          if s and s > row.best then row.best, row.best_text, row.best_family = s, seq.text, fam end
-        else
-          row.wrong = (row.wrong or 0) + (r.verdict == "wrong" and 1 or 0)
-        end
         local fam = family_of(seq.text)
         by_family[fam] = by_family[fam] or { tried = 0, ok = 0, best_of = 0, speedups = {} }
-        by_family[fam].tried = by_family[fam].tried + 1
+        local f = by_family[fam]
+        f.tried = f.tried + 1
+        if r.verdict == "ok" then
+          row.ok, accepted, f.ok = row.ok + 1, accepted + 1, f.ok + 1
+          local s = r.effect.measured and r.effect.speedup or nil
+          if s then f.speedups[#f.speedups + 1] = s end
+          if s and s > row.best then row.best, row.best_text, row.best_family = s, seq.text, fam end
+        end
         io.stderr:write(string.format("  %-18s %-44s %-10s %s\n", name, seq.text:sub(1, 44), r.verdict,
           r.effect.measured and string.format("%.2fx", r.effect.speedup) or "-"))
       end
