@@ -50,6 +50,85 @@ describe("schedule rows", function()
   end)
 end)
 
+-- A suite task's naive kernel and spec, lifted.
+local suite = home .. "/examples/suites/held-out"
+local function task(name)
+  local tw = assert(workload.load(suite .. "/" .. name .. "/workload.lua"))
+  return tw, assert(files.read_text(suite .. "/" .. name .. "/kernel.cu"))
+end
+
+describe("the static model", function()
+  local function top(name)
+    local tw, src = task(name)
+    local state = fake_state()
+    state.workload = tw
+    local rows = schedules.rows(state, { source = src, sha256 = name })
+    return rows[1].schedule, rows
+  end
+
+  it("weighs parallelism: a few long rows split their reduction, many short ones do not", function()
+    expect(top("gemv")):contains("split_reduce")     -- 8192 rows of 8192
+    local _, rows = top("conv1d")                    -- 67M outputs, 15 taps
+    for _, r in ipairs(rows) do
+      if r.schedule:find("split_reduce") then expect(r.predicted.speedup < 0.5):equals(true) end
+    end
+  end)
+
+  it("uses the spec's sizes: the same gemv with many rows predicts less for a split", function()
+    local tw, src = task("gemv")
+    local split = function(params)
+      local state = fake_state()
+      state.workload = setmetatable({ params = params }, { __index = tw })
+      for _, r in ipairs(schedules.rows(state, { source = src, sha256 = "g" })) do
+        if r.schedule == "split_reduce(warp)" then return r.predicted.speedup end
+      end
+    end
+    local few, many = split({ M = 8192, N = 8192 }), split({ M = 8388608, N = 8 })
+    expect(few > 4 * many):equals(true)
+  end)
+
+  it("sees atomics privatized, quadratic prefix loops scanned, wide accesses on streams", function()
+    expect(top("histogram")):contains("privatize")
+    expect(top("scan_rows")):contains("scan")
+    expect(top("elementwise_chain")):contains("vectorize")
+  end)
+end)
+
+describe("a schedule that cannot launch", function()
+  it("is not proposed, and the decision says which size and which limit", function()
+    local tw, src = task("spmm_csr") -- 131072 rows: a block a row would need grid.y past 65535
+    local state = fake_state()
+    state.workload = tw
+    local rows = schedules.rows(state, { source = src, sha256 = "s" })
+    expect(#rows):at_least(1)
+    for _, r in ipairs(rows) do expect(r.schedule:find("^split_reduce") == nil):equals(true) end
+    local said
+    for _, d in ipairs(state.decided) do
+      if d.fields.why:find("cannot launch") then said = d.fields.why end
+    end
+    expect(said):contains("at the bench size")
+    expect(said):contains("grid.y = 131072 is outside 1..65535")
+  end)
+end)
+
+describe("a scheduled node", function()
+  it("extends its sequence with primitives it has not used, predicted over what it took", function()
+    local state = fake_state()
+    local first = schedules.rows(state, { source = matmul, sha256 = "m" })
+    local map
+    for _, r in ipairs(first) do if r.schedule:match("^map%([^)]*%)$") and r.schedule:find("x=j") then map = r end end
+    expect(map ~= nil):equals(true)
+    local node = { source = map.source, sha256 = "after-map", kir = map.kir }
+    local rows = schedules.rows(state, node)
+    expect(#rows):at_least(1)
+    for _, r in ipairs(rows) do
+      expect(r.schedule:find("map%(") == nil):equals(true)
+      expect(r.kir.text:sub(1, #map.schedule + 1)):equals(map.schedule .. " ")
+      expect(r.predicted.why):contains("after " .. map.schedule)
+    end
+  end)
+end)
+
 describe("the schedule policy", function()
   it("keeps a schedule on matmul under klineage optimize on emu, on the model's prediction, said in the decision", function()
     local context = require "klineage.device.context"

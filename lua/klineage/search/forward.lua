@@ -302,7 +302,7 @@ function M.take(state, kept)
     state.steps[#state.steps + 1] = { step = state.step, skill = row.skill, site = row.site, params = made.params,
                                       effect = r.effect, from = node.sha256, to = r.sha256 }
     frontier[#frontier + 1] = { source = made.source, sha256 = r.sha256, label = label, record = r.record,
-                                speedup = r.speedup or node.speedup }
+                                speedup = r.speedup or node.speedup, kir = row.kir }
     state:emit({ kind = "step", skill = row.skill, effect = r.effect })
   end
   state.frontier, state.current = frontier, frontier[1]

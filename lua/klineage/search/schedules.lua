@@ -2,18 +2,58 @@
 -- its legal primitive sequences (depth 2, capped), each emitted and
 -- predicted by the static model (search/schedule_rank.lua), best first.
 -- The emitted text is never trusted: the gate judges it as any source row.
+-- A node a schedule made carries its IR (node.kir, with the sequence so far
+-- and the unscheduled kernel), since emitted code with shared memory does
+-- not lift again: its rows extend that sequence with primitives it has not
+-- used, each predicted as the model's gain of the whole sequence over the
+-- gain of the part already taken.
 --   schedules.rows(state, node, { depth = 2, limit = 40 }) -> rows
+--   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence) }
 local kir = require "klineage.kir"
 local rank = require "klineage.search.schedule_rank"
+local workload = require "klineage.workload"
+local annotations = require "klineage.workload.annotations"
 
 local M = {}
 
 M.DEPTH, M.LIMIT = 2, 40
 
+-- The timed device's SM count (the model's parallelism); the arch's
+-- reference device where nothing is timed.
+function M.sm_count(state)
+  if not state.timed then return nil end
+  if state.sm_count == nil then
+    local ok, dev = pcall(function() return state.ctx.pool:device(1) end)
+    state.sm_count = ok and type(dev) == "table" and dev.sm_count or false
+  end
+  return state.sm_count or nil
+end
+
+-- Why an emitted schedule cannot launch at a size the spec runs (a grid
+-- dimension past the device's limit, a block too large), or nil. The gate
+-- would refuse it as the kernel's bad_input, a cycle spent for nothing.
+function M.unlaunchable(source, w)
+  if w.run then return nil end -- a spec that launches by its own run(): the gate resolves each launch
+  for _, size in ipairs(workload.sizes(w)) do
+    local ok, res, f = pcall(annotations.resolve, source, size.params, { file = "schedule.cu" })
+    if not ok then return tostring(res) end
+    if not res then return string.format("at the %s size: %s", size.label, tostring(f and f.message or f)) end
+  end
+end
+
+local function used_in(text)
+  local used = {}
+  for name in (text or ""):gmatch("([%w_]+)%b()") do used[name] = true end
+  return used
+end
+
 function M.rows(state, node, opts)
   opts = opts or {}
-  local ok, kernel, why = pcall(kir.lift, node.source, { kernel = state.workload.kernel })
-  if not ok then kernel, why = nil, tostring(kernel):gsub("\n.*", "") end
+  local ok, kernel, why = true, node.kir and node.kir.kernel, nil
+  if not kernel then
+    ok, kernel, why = pcall(kir.lift, node.source, { kernel = state.workload.kernel })
+    if not ok then kernel, why = nil, tostring(kernel):gsub("\n.*", "") end
+  end
   if not kernel then
     state.unlifted = state.unlifted or {}
     if not state.unlifted[node.sha256] then
@@ -25,15 +65,32 @@ function M.rows(state, node, opts)
   end
   local sok, seqs = pcall(kir.sequences, kernel, opts.depth or M.DEPTH, opts.limit or M.LIMIT)
   if not sok then return {} end
+  local root, before = node.kir and node.kir.root or kernel, node.kir and node.kir.text or ""
+  local used = used_in(before)
+  local model = { workload = state.workload, sm_count = M.sm_count(state) }
+  local base = before ~= "" and rank.predict(root, kernel, before, node.kir.reasons, model).speedup or 1
   local rows = {}
   for _, seq in ipairs(seqs) do
+    local fresh = true
+    for name in pairs(used_in(seq.text)) do fresh = fresh and not used[name] end
     local eok, text = pcall(kir.emit, seq.kernel)
     local first = seq.text:match("^([%w_]+)")
     local key = node.sha256 .. "|schedule:" .. tostring(first) .. "|" .. seq.text .. "|{}"
-    if eok and type(text) == "string" and text ~= node.source and not state.tried[key] then
+    local stop = fresh and eok and type(text) == "string" and text ~= node.source and not state.tried[key]
+      and M.unlaunchable(text, state.workload)
+    if stop then
+      state.tried[key] = true
+      state:decide({ skill = "schedule:" .. first, site = seq.text, schedule = seq.text }, node,
+                   { status = "skipped", why = "the schedule cannot launch: " .. stop })
+    elseif fresh and eok and type(text) == "string" and text ~= node.source and not state.tried[key] then
+      local whole = before == "" and seq.text or before .. " " .. seq.text
+      local reasons = { table.unpack(node.kir and node.kir.reasons or {}) }
+      for _, r in ipairs(seq.reasons) do reasons[#reasons + 1] = r end
+      local p = rank.predict(root, seq.kernel, whole, reasons, model)
+      if base ~= 1 then p = { speedup = p.speedup / base, why = string.format("after %s: %s", before, p.why) } end
       rows[#rows + 1] = { skill = "schedule:" .. first, site = seq.text, schedule = seq.text, params_key = "{}",
-                          source = text, by = "schedule", because = seq.reasons, node = node,
-                          predicted = rank.predict(kernel, seq.kernel, seq.text, seq.reasons) }
+                          source = text, by = "schedule", because = seq.reasons, node = node, predicted = p,
+                          kir = { kernel = seq.kernel, root = root, text = whole, reasons = reasons } }
     end
   end
   return rank.rank(rows)
