@@ -1,25 +1,34 @@
 -- klineage: the skills the repository admits for the kernel (their
--- patterns match, their preconditions hold, their guards do not fire),
--- best expected gain times confidence first, each materialized by its
--- transform (then its template, then the LLM) and judged in turn; then
--- the static model's best schedules of the kernel (kir). The first the
--- engine accepts is kept (correct and, where timed, faster beyond noise).
+-- patterns match, their preconditions hold, their guards do not fire) and
+-- the static model's best schedules of the kernel (kir), one list ordered
+-- by expected gain: a skill's median measured gain above 1 times its
+-- confidence, a schedule's predicted gain above 1. Each is materialized
+-- and judged in turn; the first the engine accepts is kept (correct and,
+-- where timed, faster beyond noise).
 -- Copy this file to change a step, and run it with
 -- `klineage optimize KERNEL.cu --workload SPEC --policy ./mine.lua`
 -- (examples/policies/ has more; the contract is search/init.lua's).
-local SCHEDULES = 3 -- the model's top schedules tried after the skills
+local SCHEDULES = 6 -- the model's best schedules weighed against the skills
+
+local function gain(row)
+  if row.predicted then return row.predicted.speedup - 1 end
+  return row.score or 0
+end
 
 return {
   name = "klineage",
-  about = "skills admitted by their preconditions and guards, ranked by expected gain x confidence; then the best predicted schedules",
+  about = "skills admitted by their preconditions and guards and the best predicted schedules, by expected gain",
   direction = "forward",
   propose = function(state)
-    local rows = state:rank(state:skills())
-    for i, r in ipairs(state:schedules()) do
-      if i > SCHEDULES then break end
-      rows[#rows + 1] = r
+    local rows, merged = state:rank(state:skills()), {}
+    local schedules = { table.unpack(state:schedules(), 1, SCHEDULES) }
+    local i, j = 1, 1
+    while rows[i] or schedules[j] do
+      local take_schedule = schedules[j] and (not rows[i] or gain(schedules[j]) > gain(rows[i]))
+      merged[#merged + 1] = take_schedule and schedules[j] or rows[i]
+      if take_schedule then j = j + 1 else i = i + 1 end
     end
-    return rows
+    return merged
   end,
   choose = function(_, judged) return judged:first() end,
 }
