@@ -98,6 +98,26 @@ describe("eval.aggregate", function()
     expect(by["llm-only"].not_run):equals("no provider")
     expect(by["llm-only"].ran):equals(0)
   end)
+  it("says how much of a policy's gain each family of kept steps brought", function()
+    local eval_table = require "klineage.eval.table"
+    results[1].gains = { { family = "map", speedup = 2 }, { family = "stage", speedup = 2 } }
+    results[2].gains = { { family = "stage", speedup = 1.5 } }
+    results[3].gains = { { family = "ldg", speedup = 0.5 }, { family = "map", speedup = 4 } }
+    local f = {}
+    for _, e in ipairs(eval_table.families(results)) do f[e.policy .. "/" .. e.family] = e end
+    expect(f["klineage/stage"].steps):equals(2)
+    expect(math.abs(f["klineage/stage"].geomean - math.sqrt(3))):at_most(1e-9)
+    expect(math.abs(f["klineage/stage"].share - math.log(3) / math.log(6))):at_most(1e-9)
+    expect(math.abs(f["klineage/map"].share - math.log(2) / math.log(6))):at_most(1e-9)
+    expect(f["forward/ldg"].share):equals(0)      -- a slowdown brought none of the gain
+    expect(f["forward/map"].share):equals(1)
+    local one = { task = "a", policy = "klineage", steps = 2, cycles = 5, speedup = 4, recheck = "ok", stopped = "budget",
+                  gains = results[1].gains }
+    local text = eval_table.text({ one }, eval.aggregate({ one }))
+    expect(text):contains("family (kept steps)")
+    expect(text):contains("klineage         stage")
+    for _, r in ipairs(results) do r.gains = nil end
+  end)
 end)
 
 describe("klineage eval on emu", function()

@@ -32,7 +32,7 @@
 --          of the task's own lineage are left out), leave_one_out, llm }
 -- result = { task, policy, seed, stopped, steps, cycles, speedup, ci,
 --            measured, recheck (the fresh-seed verdict), curve = { {cycle,
---            speedup}... }, to90, seconds, timed_at (the task's), spec (the
+--            speedup}... }, gains = { { family, speedup }... } (M.curve), to90, seconds, timed_at (the task's), spec (the
 --            workload's sha256: a finished unit is reused only for it), not_run
 --            (why, when the policy could not run: e.g. no LLM provider) }
 local context = require "klineage.device.context"
@@ -136,8 +136,11 @@ end
 -- each kept kernel's measured compares multiplied up along its path from
 -- the input (a policy that keeps one kernel a step has one path; a beam's
 -- kernels each have their own).
+-- gains: each kept step's family and measured speedup over the kernel it
+-- changed ({ { family, speedup } ... }, in order); a schedule's family is
+-- its first primitive ("schedule:split_reduce" is "split_reduce").
 function M.curve(dir)
-  local cycles, at, curve = 0, {}, { { 0, 1 } }
+  local cycles, at, curve, gains = 0, {}, { { 0, 1 } }, {}
   for _, r in ipairs(journal.read(dir .. "/journal.jsonl") or {}) do
     if r.charged then cycles = cycles + 1 end
     if r.kind == "optimize_step" then
@@ -145,12 +148,13 @@ function M.curve(dir)
       if r.effect and r.effect.measured then
         at[r.to] = from * r.effect.speedup
         curve[#curve + 1] = { cycles, at[r.to] }
+        gains[#gains + 1] = { family = tostring(r.skill):gsub("^schedule:", ""), speedup = r.effect.speedup }
       else
         at[r.to] = from
       end
     end
   end
-  return curve
+  return curve, gains
 end
 
 -- The first cycle whose speedup reaches 90 % of target (nil when nothing gained).
@@ -274,7 +278,7 @@ function M.unit(opts, task, policy, seed)
   else
     result.stopped, result.steps, result.cycles = summary.stopped, #summary.steps, used
     for k, v in pairs(measure(opts, task, summary.final, id)) do result[k] = v end
-    result.curve = M.curve(dir)
+    result.curve, result.gains = M.curve(dir)
     result.ran_on = ran_on(dir)
     result.to90 = M.cycles_to(result.curve, result.speedup)
   end

@@ -42,6 +42,35 @@ M.unit_line = unit_line
 M.HEADER = string.format("%-18s %-16s %4s %5s %6s %8s %-14s %5s %6s %9s  %s", "task", "policy", "seed", "steps", "cycles",
   "speedup", "interval", "to90", "to90b", "recheck", "stopped")
 
+-- How much of each policy's gain each family of kept steps brought: the
+-- steps' measured speedups (each over the kernel it changed), their
+-- geometric mean, and their share of the policy's summed log gains.
+--   eval_table.families(results) -> { { policy, family, steps, geomean, share } }
+function M.families(results)
+  local by, total, out = {}, {}, {}
+  for _, r in ipairs(results) do
+    for _, g in ipairs(r.gains or {}) do
+      local key = r.policy .. "\0" .. g.family
+      by[key] = by[key] or { policy = r.policy, family = g.family, steps = 0, log = 0 }
+      local e = by[key]
+      e.steps, e.log = e.steps + 1, e.log + math.log(g.speedup)
+      total[r.policy] = (total[r.policy] or 0) + math.max(0, math.log(g.speedup))
+    end
+  end
+  for _, e in pairs(by) do
+    e.geomean = math.exp(e.log / e.steps)
+    e.share = (total[e.policy] or 0) > 0 and math.max(0, e.log) / total[e.policy] or 0
+    out[#out + 1] = e
+  end
+  table.sort(out, function(a, b)
+    if a.policy ~= b.policy then return a.policy < b.policy end
+    if a.share ~= b.share then return a.share > b.share end
+    return a.family < b.family
+  end)
+  for _, e in ipairs(out) do e.log = nil end
+  return out
+end
+
 function M.text(results, rows, unfinished)
   local out = { M.HEADER }
   local function add(fmt, ...) out[#out + 1] = string.format(fmt, ...) end
@@ -64,6 +93,14 @@ function M.text(results, rows, unfinished)
     end
   end
   out[#out + 1] = ""
+  local families = M.families(results)
+  if #families > 0 then
+    add("%-16s %-18s %5s %10s %8s", "policy", "family (kept steps)", "steps", "geomean", "of gain")
+    for _, f in ipairs(families) do
+      add("%-16s %-18s %5d %10s %7.0f%%", f.policy, f.family, f.steps, x(f.geomean), 100 * f.share)
+    end
+    out[#out + 1] = ""
+  end
   if unfinished then
     add("(%d of %d units are finished: %s)", unfinished.finished, unfinished.of, unfinished.hint or "run the same command again to go on")
   end
