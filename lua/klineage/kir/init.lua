@@ -2,6 +2,8 @@
 -- kernels, its analysis, one emitter and schedule primitives.
 --
 --   kir.lift(text [, { kernel = NAME }]) -> kernel | nil, reason
+--   kir.lift_all(text) -> { { name, kernel } | { name, why } } each __global__
+--     function of the file lifted on its own, in the file's order
 --   kir.emit(kernel) -> text | nil, reason
 --   kir.analyze(kernel) -> the accesses and loops (klineage.kir.analysis)
 --   kir.primitive(name) -> { name, apply(kernel, params) -> kernel', reason | nil, reason,
@@ -20,6 +22,7 @@ local M = {}
 M.PRIMITIVES = require("klineage.kir.schedule").ORDER
 
 function M.lift(...) return require("klineage.kir.lift").lift(...) end
+function M.lift_all(...) return require("klineage.kir.lift").lift_all(...) end
 function M.emit(...) return require("klineage.kir.emit").emit(...) end
 function M.analyze(...) return require("klineage.kir.analysis").analyze(...) end
 function M.primitive(name) return require("klineage.kir.schedule").primitive(name) end
