@@ -7,10 +7,15 @@
 --   schedule_rank.predict(before, after, text) -> { speedup, why }
 --   schedule_rank.rank(rows) -> rows, best predicted first (prior x speedup)
 --   schedule_rank.prior(row) -> 1: the hook for schedule skills' evidence (issue 33)
+--   schedule_rank.CONFIDENCE: how a prediction weighs beside skills' evidence
 local kir = require "klineage.kir"
 
 local M = {}
 
+-- Beside skills (skill_rows.rank), a prediction weighs as a skill of this
+-- confidence: the model counts loads, not latency or occupancy, and errs
+-- by tens of percent.
+M.CONFIDENCE = "low"
 M.STRIDED_COST = 4 -- a strided warp load moves about 4x the bytes it uses (32 B sectors, 8 B of them used)
 M.DEFAULT_TILE = 4 -- the reuse a stage or register_tile gives when its text names no size
 

@@ -1,25 +1,28 @@
 -- klineage: the skills the repository admits for the kernel (their
--- patterns match, their preconditions hold, their guards do not fire),
--- best expected gain times confidence first, each materialized by its
--- transform (then its template, then the LLM) and judged in turn; then
--- the static model's best schedules of the kernel (kir). The first the
--- engine accepts is kept (correct and, where timed, faster beyond noise).
+-- patterns match, their preconditions hold, their guards do not fire) and,
+-- when the kernel lifts to the kernel IR, the static model's best
+-- schedules, one list ranked by expected gain: a skill's measured median
+-- speedup times its confidence, a schedule's predicted speedup at the
+-- model's (low) confidence. Each is materialized (a skill by its
+-- transform, then its template, then the LLM; a schedule by kir) and
+-- judged in turn; the first the engine accepts is kept (correct and, where
+-- timed, faster beyond noise; on emu a schedule only on a predicted 1.5x).
 -- Copy this file to change a step, and run it with
 -- `klineage optimize KERNEL.cu --workload SPEC --policy ./mine.lua`
 -- (examples/policies/ has more; the contract is search/init.lua's).
-local SCHEDULES = 3 -- the model's top schedules tried after the skills
+local SCHEDULES = 3 -- the model's top schedules ranked beside the skills
 
 return {
   name = "klineage",
-  about = "skills admitted by their preconditions and guards, ranked by expected gain x confidence; then the best predicted schedules",
+  about = "skills admitted by their preconditions and guards and the best predicted schedules, ranked by expected gain",
   direction = "forward",
   propose = function(state)
-    local rows = state:rank(state:skills())
+    local rows = state:skills()
     for i, r in ipairs(state:schedules()) do
       if i > SCHEDULES then break end
       rows[#rows + 1] = r
     end
-    return rows
+    return state:rank(rows)
   end,
   choose = function(_, judged) return judged:first() end,
 }
