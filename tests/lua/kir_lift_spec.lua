@@ -108,6 +108,43 @@ describe("files of several kernels", function()
   end)
 end)
 
+describe("opaque calls", function()
+  local HEAD = "// @kl launch grid(cdiv(n, 32)) block(32)\n"
+  local function kernel(body)
+    return "extern \"C\" __global__ void k(int n, const float *x, float *y) {\n  int i = blockIdx.x * 32 + threadIdx.x;\n"
+      .. "  if (i >= n) return;\n  " .. body .. "\n}\n"
+  end
+  local function refs_of(k)
+    local out = {}
+    ir.walk(k.body, function(s) if s.refs then out[s.e.fn] = table.concat(s.refs, ",") end end)
+    return out
+  end
+
+  it("a helper declared before the kernel and defined after it is checked by its definition", function()
+    local text = HEAD .. "__device__ void twice(float &v);\n" .. kernel("float a = x[i];\n  twice(a);\n  y[i] = a;")
+      .. "__device__ void twice(float &v) { v = 2.0f * v; }\n"
+    local k, why = kir.lift(text)
+    if not k then fail("%s", why) end
+    expect(refs_of(k).twice):equals("1")
+    local _, again = kir.lift((text:gsub("v = 2.0f %* v;", "v = 2.0f * v; y_global = v;")))
+    expect(again):contains("writes y_global, which is not its own")
+  end)
+
+  it("a variable a call writes is not read as its first value: the analysis keeps its name", function()
+    local text = HEAD .. "__device__ void next(int &j) { j = j + 1; }\n" .. kernel("int j = 0;\n  next(j);\n  y[i] = x[j];")
+    local k = assert(kir.lift(text))
+    local load
+    for _, a in ipairs(kir.analyze(k).accesses) do if a.kind == "load" then load = a end end
+    expect(ir.text(load.index)):equals("j")
+  end)
+
+  it("an address passed to a builtin is a write of that variable", function()
+    local k = assert(kir.lift(HEAD .. kernel("float s, c;\n  sincosf(x[i], &s, &c);\n  y[i] = s + c;")))
+    expect(refs_of(k).sincosf):equals("2,3")
+    expect(ir.writes(k.body[3]).s):is_true()
+  end)
+end)
+
 local function lift_task(name)
   for _, t in ipairs(support.tasks()) do
     if t.name == name then return assert(kir.lift(t.text)) end

@@ -81,12 +81,15 @@ local function short(node)
 end
 
 function M.checker(unit)
-  local by_name = {}
+  -- the definitions by name (a prototype alone: declared, not defined)
+  local by_name, declared = {}, {}
   for _, fn in ipairs(unit:functions()) do
     local name = fn:name()
-    if name then
+    if name and fn:body() then
       by_name[name] = by_name[name] or {}
       table.insert(by_name[name], fn)
+    elseif name then
+      declared[name] = true
     end
   end
   local memo = {}
@@ -99,7 +102,6 @@ function M.checker(unit)
     if info.global then return false, "a __global__ function" end
     if info.template then return false, "a template function" end
     local body = fn:body()
-    if not body then return false, "declared without a body in this file" end
     local refs = {}
     for i, p in ipairs(fn:params()) do
       local ty = p.type or ""
@@ -159,7 +161,10 @@ function M.checker(unit)
   check = function(name, depth)
     depth = depth or 0
     local fns = by_name[name]
-    if not fns then return nil end
+    if not fns then
+      if declared[name] then return false, "declared without a body in this file" end
+      return nil
+    end
     if memo[name] ~= nil then
       if memo[name] == "pending" then return { refs = {} } end -- recursion: the other frames decide
       return table.unpack(memo[name])
