@@ -19,7 +19,9 @@
 --       parameter set, none judged there already; the blocked ones are
 --       journaled as skipped (search/skill_rows.lua). The repository is
 --       opts.skills, else the run context's (klineage.skills.store.of_context: skills/<arch>)
---   state:rank(rows) -> rows, best first (expected gain x confidence)
+--   state:rank(rows) -> rows, best first (expected gain x confidence; a
+--       schedule row's gain is its predicted speedup, at the static
+--       model's confidence: search/skill_rows.lua)
 --   state:schedules([{ node, depth, limit }]) -> rows: kir's legal schedule
 --       sequences of the node's kernel, each row's source the emitted
 --       text, predicted = { speedup, why } by search/schedule_rank.lua,
