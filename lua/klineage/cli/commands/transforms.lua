@@ -16,7 +16,8 @@ local function listing(text, direction)
   return { sites = sites, kernels = kernels }
 end
 
-local JSON_FIELDS = { "transform", "family", "direction", "key", "fn", "line", "check", "primitive", "params", "text" }
+local JSON_FIELDS = { "transform", "family", "direction", "key", "fn", "line", "check" }
+local SCHEDULE_FIELDS = { "primitive", "params", "text" }
 
 return {
   flags = FLAGS,
@@ -59,6 +60,9 @@ options:
       for i, s in ipairs(l.sites) do
         sites[i] = {}
         for _, f in ipairs(JSON_FIELDS) do sites[i][f] = s[f] end
+        if s.family == "schedule" then
+          for _, f in ipairs(SCHEDULE_FIELDS) do sites[i][f] = s[f] end
+        end
       end
       local function list(t) return #t == 0 and "[]" or require("klineage.base.stable_json").encode(t) end
       io.stdout:write('{"kernels":', list(l.kernels), ',"sites":', list(sites), "}\n")
