@@ -365,7 +365,8 @@ describe("klineage optimize", function()
     if code ~= 0 then fail("klineage optimize exited %s: %s", tostring(code), out) end
     expect(out):contains("no effect was measured")
     -- make run's summary shows a schedule step, its report the legality and the prediction
-    check(out:find("\n  %d+%. schedule:%S+%s+[%w_]+%(") ~= nil, "no schedule step in the summary: %s", out)
+    check(out:find("\n  %d+%. schedule:%S+%s+[%w_]+%([^\n]*not measured %(kept on a predicted %d+%.%d%dx%)\n") ~= nil,
+      "no schedule step kept on its prediction in the summary: %s", out)
     expect(files.read_text(root .. "/cli/optimized.cu")):contains("__global__")
     local report = files.read_text(root .. "/cli/report.md")
     expect(report):contains("# Optimize")

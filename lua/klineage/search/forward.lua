@@ -302,7 +302,7 @@ function M.take(state, kept)
     keyed(state, "optimize_step", node, { from = node.sha256, to = r.sha256, skill = row.skill, site = row.site,
                                           params = made.params, effect = r.effect, source = r.fields.source })
     state.steps[#state.steps + 1] = { step = state.step, skill = row.skill, site = row.site, params = made.params,
-                                      effect = r.effect, from = node.sha256, to = r.sha256 }
+                                      effect = r.effect, predicted = row.predicted, from = node.sha256, to = r.sha256 }
     frontier[#frontier + 1] = { source = made.source, sha256 = r.sha256, label = label, record = r.record,
                                 speedup = r.speedup or node.speedup }
     state:emit({ kind = "step", skill = row.skill, effect = r.effect })
