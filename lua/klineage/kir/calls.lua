@@ -166,7 +166,16 @@ function M.checker(unit)
       return nil
     end
     if memo[name] ~= nil then
-      if memo[name] == "pending" then return { refs = {} } end -- recursion: the other frames decide
+      if memo[name] == "pending" then -- recursion: its body is being checked; its arguments are checked here
+        local refs, seen = {}, {}
+        for _, fn in ipairs(fns) do
+          for i, p in ipairs(fn:params()) do
+            if p.reference and not p.const and not seen[i] then seen[i] = true refs[#refs + 1] = i end
+          end
+        end
+        table.sort(refs)
+        return { refs = refs }
+      end
       return table.unpack(memo[name])
     end
     if depth > M.MAX_DEPTH then return false, "calls nested deeper than " .. M.MAX_DEPTH end
