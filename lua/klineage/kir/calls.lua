@@ -3,8 +3,9 @@
 -- callee does is hidden from the IR but the values it writes through its
 -- reference parameters. A callee is accepted when it takes no pointer or
 -- array, reads no thread id, uses no barrier, warp collective, atomic or
--- launch, writes nothing but its own parameters and locals (no store
--- through a pointer, no address of anything else taken), and the
+-- launch, keeps no static or device variable, writes nothing but its own
+-- parameters and locals (no store through a pointer, no address of
+-- anything else taken), and the
 -- functions of the file it calls pass the same check.
 --
 --   calls.checker(unit) -> check(name) -> nil (no function of the file:
@@ -116,6 +117,12 @@ function M.checker(unit)
     for kind in pairs(KINDS) do kinds[#kinds + 1] = kind end
     table.sort(kinds)
     for n in body:walk(kinds) do return false, "it holds " .. KINDS[n.kind] end
+    for d in body:walk({ "decl_stmt", "decl" }) do
+      local info = d:declaration()
+      if info and (info.static or info.extern or info.shared or info.device or info.managed) then
+        return false, "it declares a static, extern or device variable (" .. short(d) .. "): state every call shares"
+      end
+    end
     local own = names_of(fn)
     local function owned_write(target, what)
       local name, through = base_of(target)
