@@ -10,14 +10,16 @@ local kir = require "klineage.kir"
 
 local PAIRS = os.getenv("KL_KIR_PAIRS") ~= "0"
 
--- the suite's tasks, then matmul and the lineages' first versions that lift
--- (judged against their own workloads: the lineage's v0 is the baseline)
+-- the suite's tasks, then matmul and the lineages' first versions that lift,
+-- each as the kernel its workload launches (judged against their own
+-- workloads: the lineage's v0 is the baseline)
 local kernels = support.tasks()
 for _, t in ipairs(support.extra()) do kernels[#kernels + 1] = t end
 
 for _, t in ipairs(kernels) do
   describe(t.name, function()
-    local k = kir.lift(t.text)
+    local name = support.workload(t).kernel
+    local k = kir.lift(t.text, { kernel = name })
     if not k then return end
     local singles = kir.candidates(k)
     local schedules = {}
@@ -43,7 +45,7 @@ for _, t in ipairs(kernels) do
     table.sort(schedules)
     for _, s in ipairs(schedules) do
       it(s .. " passes the gate", function()
-        local text, log = kir.schedule(t.text, s)
+        local text, log = kir.schedule(t.text, s, { kernel = name })
         if not text then fail("refused on replay: %s", tostring(log)) end
         local ok, r = support.gate(t, text, s)
         if not ok then fail("%s\n%s", r, text) end

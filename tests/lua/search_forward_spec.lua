@@ -50,6 +50,23 @@ describe("the forward search on emu", function()
     end
   end)
 
+  it("ranks the kernel IR's schedules beside the skills: a schedule step, kept on emu only on its predicted gain", function()
+    local step
+    for _, st in ipairs(summary.steps) do
+      if st.skill:match("^schedule:") then step = step or st end
+    end
+    if not step then fail("no schedule step was taken: %s", summary.steps[#summary.steps].skill) end
+    local kept
+    for _, r in ipairs(records_of(dir, "decision")) do
+      if r.status == "applied" and r.skill == step.skill then kept = r end
+    end
+    expect(kept.schedule):equals(step.site)
+    expect(kept.why):contains("not measured: kept on the static model's prediction of")
+    expect(kept.predicted.speedup):at_least(require("klineage.search.forward").PREDICTED_MARGIN)
+    expect(#kept.because):at_least(1)
+    for _, reason in ipairs(kept.because) do expect(reason):matches("^legal: ") end
+  end)
+
   it("judges every candidate against the input, and only the input against itself", function()
     local evals = records_of(dir, "evaluation")
     expect(#evals):at_least(2)
@@ -347,7 +364,13 @@ describe("klineage optimize", function()
       "--journal", root, "--run", "cli", "--budget", "6", "--quiet")
     if code ~= 0 then fail("klineage optimize exited %s: %s", tostring(code), out) end
     expect(out):contains("no effect was measured")
+    -- make run's summary shows a schedule step, its report the legality and the prediction
+    check(out:find("\n  %d+%. schedule:%S+%s+[%w_]+%([^\n]*not measured %(kept on a predicted %d+%.%d%dx%)\n") ~= nil,
+      "no schedule step kept on its prediction in the summary: %s", out)
     expect(files.read_text(root .. "/cli/optimized.cu")):contains("__global__")
-    expect(files.read_text(root .. "/cli/report.md")):contains("# Optimize")
+    local report = files.read_text(root .. "/cli/report.md")
+    expect(report):contains("# Optimize")
+    expect(report):contains("  - predicted by the static model: ")
+    expect(report):contains("kept on the static model's prediction of")
   end)
 end)

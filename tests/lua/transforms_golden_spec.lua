@@ -91,10 +91,11 @@ describe("klineage transforms", function()
     local json
     out, code = klineage("transforms", "--json", "--direction", "undo", here .. "/../../gpu/workloads/sgemm/v7_double_buffer.cu")
     expect(code):equals(0)
-    json = require("cjson").decode(out:match("%b[]"))
+    json = require("cjson").decode(out)
     local names = {}
-    for _, s in ipairs(json) do names[s.transform] = s.direction end
+    for _, s in ipairs(json.sites) do names[s.transform] = s.direction end
     expect(names.double_buffer):equals("undo")
+    expect(names.schedule):is_nil() -- schedule sites only apply
   end)
   it("refuses a bad direction and a missing file with exit 2", function()
     local _, code = klineage("transforms", "--direction", "sideways")

@@ -23,10 +23,7 @@ local MAX_RESOLVE = 16
 local function reassigned(k)
   local w = {}
   ir.walk(k.body, function(s)
-    if s.s == "assign" and s.lhs.k == "var" then w[s.lhs.name] = true end
-    if s.s == "raw" then
-      for n in pairs(s.writes) do w[n] = true end
-    end
+    for n in pairs(ir.writes(s)) do w[n] = true end
   end)
   return w
 end
@@ -469,7 +466,7 @@ function M.describe(a)
   end
   for _, l in ipairs(a.loops.list) do
     local accs = {}
-    for _, c in ipairs(l.accs) do accs[#accs + 1] = c.name .. " " .. c.op end
+    for _, c in ipairs(l.accs) do accs[#accs + 1] = c.name .. " " .. tostring(c.op or "?") end
     lines[#lines + 1] = string.format("loop   %-6s %s%s", l.var, l.kind,
       l.why and (": " .. l.why) or (#accs > 0 and " (" .. table.concat(accs, ", ") .. ")" or ""))
   end

@@ -72,14 +72,15 @@ expr = function(node, depth)
 end
 M.expr = expr
 
--- The names a raw statement writes: assignment targets and ++/-- operands.
+-- The names a raw statement writes: assignment targets, ++/-- operands and
+-- the variables whose address it takes (a call may write through it).
 local function raw_writes(node)
   local w = {}
   for n in node:walk({ "assign", "postfix", "unary" }) do
     local target
     if n.kind == "assign" then
       target = n:field("lhs")
-    elseif n.op == "++" or n.op == "--" then
+    elseif n.op == "++" or n.op == "--" or n.op == "&" then
       target = n:field("operand")
     end
     while target and (target.kind == "index" or target.kind == "paren" or target.kind == "member") do
@@ -116,9 +117,8 @@ local function lets_of(decl_node, out, depth)
   for _, dd in ipairs(d.declarators) do
     if dd.dims and #dd.dims > 0 then refuse("declares a local array (%s)", short(decl_node)) end
     local init = dd.node:field("value")
-    local ty = d.type.text
-    if #d.declarators > 1 and dd.stars > 0 then ty = ty .. " " .. string.rep("*", dd.stars) end
-    out[#out + 1] = { s = "let", type = ty, name = dd.name.text, init = init and expr(init, depth) or nil }
+    -- the type's text holds the first declarator's stars: the same for all
+    out[#out + 1] = { s = "let", type = d.type.text, name = dd.name.text, init = init and expr(init, depth) or nil }
   end
 end
 
@@ -145,14 +145,39 @@ local function simple_stmt(e, depth)
   end
   if e.kind == "call" then return { s = "expr", e = expr(e, depth) } end
   if e.kind == "paren" then return simple_stmt(e:field("operand"), depth) end
+  if (e.kind == "cast" or e.kind == "cxx_cast") and e:field("type"):text():match("^%s*void%s*$") then
+    -- `(void)x;`: a value discarded, no effect (it silences an unused name)
+    local v = expr(e:field("operand"), depth)
+    ir.visit(v, function(x) if x.k == "call" then refuse("a call cast to void (%s)", short(e)) end end)
+    return { s = "discard", e = v }
+  end
   refuse("a statement the IR does not model (%s)", short(e))
+end
+
+-- The calls of a raw statement: { { fn, args = { name | false } } }, an
+-- argument's name when it is a plain variable (lift checks what each
+-- callee may write through it).
+local function raw_calls(node)
+  local calls = {}
+  for n in node:walk({ "call" }) do
+    local callee = n:field("callee")
+    local c = { fn = callee and callee.kind == "ident" and callee:text() or false, args = {} }
+    for _, a in ipairs(n:children()) do
+      if not callee or a.id ~= callee.id then
+        while a.kind == "paren" do a = a:field("operand") end
+        c.args[#c.args + 1] = a.kind == "ident" and a:text() or false
+      end
+    end
+    calls[#calls + 1] = c
+  end
+  return calls
 end
 
 local function raw_loop(node)
   for n in node:walk({ "return", "goto", "label" }) do
     refuse("a %s inside an opaque loop (%s)", n.kind, short(n))
   end
-  return { s = "raw", text = node:text(), writes = raw_writes(node), loop = true }
+  return { s = "raw", text = node:text(), writes = raw_writes(node), calls = raw_calls(node), loop = true }
 end
 
 local function for_stmt(node, depth, out)

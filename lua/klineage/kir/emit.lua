@@ -19,7 +19,8 @@ local function decl(type_, name)
   return type_ .. " " .. name
 end
 
-local SIMPLE = { let = true, assign = true, expr = true, ["return"] = true, ["break"] = true, ["continue"] = true }
+local SIMPLE = { let = true, assign = true, expr = true, discard = true, ["return"] = true, ["break"] = true,
+  ["continue"] = true }
 
 local function simple_text(s, ctx)
   if s.s == "let" then
@@ -31,6 +32,7 @@ local function simple_text(s, ctx)
     return ir.text(s.lhs) .. " " .. s.op .. " " .. ir.text(s.rhs) .. ";"
   end
   if s.s == "expr" then return ir.text(s.e) .. ";" end
+  if s.s == "discard" then return ir.text({ k = "cast", type = "void", a = s.e }) .. ";" end
   if s.s == "return" then return ctx.in_points and ctx.loop_depth == 0 and "continue;" or "return;" end
   return s.s .. ";"
 end

@@ -2,6 +2,8 @@
 -- kernels, its analysis, one emitter and schedule primitives.
 --
 --   kir.lift(text [, { kernel = NAME }]) -> kernel | nil, reason
+--   kir.lift_all(text) -> { { name, kernel } | { name, why } } each __global__
+--     function of the file lifted on its own, in the file's order
 --   kir.emit(kernel) -> text | nil, reason
 --   kir.analyze(kernel) -> the accesses and loops (klineage.kir.analysis)
 --   kir.primitive(name) -> { name, apply(kernel, params) -> kernel', reason | nil, reason,
@@ -11,6 +13,9 @@
 --   kir.sequences(kernel [, depth=2 [, limit=200]]) -> { { text, kernel, reasons } }
 --     legal sequences, breadth first, each primitive at most once a sequence
 --   kir.schedule(text, "map(...) ...", { kernel }) -> emitted text, log | nil, reason, log
+--   kir.sites(text) -> sites, kernels: every legal single application of each
+--     kernel of the file that lifts, as a site of the family "schedule", and
+--     each kernel's lift ({ fn, lifted, why }) (klineage.kir.sites)
 --   kir.PRIMITIVES: the primitives' names, in the order they compose
 --     (unflatten, map, register_tile, stage, split_reduce, unroll, coarsen, vectorize,
 --     privatize, scan); each refuses, with a reason, to follow one it
@@ -20,6 +25,8 @@ local M = {}
 M.PRIMITIVES = require("klineage.kir.schedule").ORDER
 
 function M.lift(...) return require("klineage.kir.lift").lift(...) end
+function M.sites(...) return require("klineage.kir.sites").of(...) end
+function M.lift_all(...) return require("klineage.kir.lift").lift_all(...) end
 function M.emit(...) return require("klineage.kir.emit").emit(...) end
 function M.analyze(...) return require("klineage.kir.analysis").analyze(...) end
 function M.primitive(name) return require("klineage.kir.schedule").primitive(name) end

@@ -20,8 +20,11 @@
 -- Statements: { s = "let", type, name, init } { s = "assign", lhs, op, rhs }
 --   { s = "expr", e } { s = "if", cond, then_, else_ } { s = "for", init (a let),
 --   cond, step (a stmt), body } { s = "block", body } { s = "return" }
---   { s = "break" } { s = "continue" } { s = "raw", text, writes }
---   { s = "pragma", text }
+--   { s = "break" } { s = "continue" } { s = "raw", text, writes, calls }
+--   { s = "pragma", text } { s = "discard", e } (`(void)e;`)
+-- An "expr" statement that calls a function of the file has refs = { i... }:
+-- the argument positions the callee writes through a reference (each a
+-- variable, klineage.kir.calls); M.writes says what a statement writes.
 local M = {}
 
 local PREC = {
@@ -180,7 +183,7 @@ end
 function M.exprs(s)
   if s.s == "let" then return { s.init } end
   if s.s == "assign" then return { s.lhs, s.rhs } end
-  if s.s == "expr" then return { s.e } end
+  if s.s == "expr" or s.s == "discard" then return { s.e } end
   if s.s == "if" then return { s.cond } end
   if s.s == "for" then
     local l = { s.cond }
@@ -191,6 +194,25 @@ function M.exprs(s)
     return l
   end
   return {}
+end
+
+-- The variables a statement writes itself (not its nested bodies):
+-- { name = true }: an assignment's variable, a raw loop's writes, the
+-- arguments a call writes through references.
+function M.writes(s)
+  local w = {}
+  if s.s == "assign" and s.lhs.k == "var" then w[s.lhs.name] = true end
+  if s.s == "raw" then
+    for n in pairs(s.writes) do w[n] = true end
+  end
+  if s.s == "expr" and s.refs then
+    for _, i in ipairs(s.refs) do
+      local a = s.e.args[i]
+      if a and a.k == "un" and a.op == "&" then a = a.a end
+      if a and a.k == "var" then w[a.name] = true end
+    end
+  end
+  return w
 end
 
 -- Deep copy of a statement list with every expression mapped by f.

@@ -2,12 +2,15 @@
 -- Lifts a naive one-thread-per-output CUDA kernel (klineage.kir.ir):
 -- the coordinates from threadIdx/blockIdx, the bounds guard, and the
 -- per-point code after it. opts.kernel names the entry when the file has
--- several __global__ functions. A kernel outside the subset gives nil and a
--- one-line reason; no input raises.
+-- several __global__ functions (lift_all lifts each). A call to a function
+-- of the file stays opaque when klineage.kir.calls finds nothing hidden in
+-- it but what it writes through references. A kernel outside the subset
+-- gives nil and a one-line reason; no input raises.
 local source = require "kl.source"
 local ir = require "klineage.kir.ir"
 local convert = require "klineage.kir.convert"
 local launch_line = require "klineage.kir.launch"
+local calls = require "klineage.kir.calls"
 
 local M = {}
 
@@ -31,14 +34,27 @@ local SCHEDULED_PREFIX = { { "__shfl", "uses warp shuffles: already scheduled" }
 local THREAD_IDS = { threadIdx = true, blockIdx = true, blockDim = true, gridDim = true }
 local DIMS = { x = true, y = true, z = true }
 
-local function pick_kernel(unit, want)
+-- The __global__ functions with a body, in the file's order.
+local function kernels(unit)
   local found = {}
   for _, fn in ipairs(unit:functions()) do
     local info = fn:info()
-    if info.global and not info.prototype and (not want or fn:name() == want) then found[#found + 1] = fn end
+    if info.global and not info.prototype and fn:body() then found[#found + 1] = fn end
+  end
+  return found
+end
+
+local function pick_kernel(unit, want)
+  local found = {}
+  for _, fn in ipairs(kernels(unit)) do
+    if not want or fn:name() == want then found[#found + 1] = fn end
   end
   if #found == 0 then return nil, want and ("no __global__ function named " .. want) or "no __global__ function with a body" end
-  if #found > 1 then return nil, "several __global__ functions: name one (--kernel)" end
+  if #found > 1 then
+    local names = {}
+    for i, fn in ipairs(found) do names[i] = tostring(fn:name()) end
+    return nil, string.format("several __global__ functions (%s): name one (--kernel)", table.concat(names, ", "))
+  end
   local fn = found[1]
   if fn:info().template then return nil, "a template kernel: instantiate it first" end
   return fn
@@ -127,6 +143,65 @@ local function extents(guard, axes)
   return found
 end
 
+-- Calls to functions of the file: each callee must be one the IR can keep
+-- opaque (klineage.kir.calls); the variables it writes through references
+-- become the call statement's refs (or a raw loop's writes). An address
+-- passed to a builtin is a write too. nil, or the reason to refuse.
+local function check_calls(k, check, known, param_names)
+  local function local_var(name)
+    return not param_names[name] and (known[name] == nil or known[name] == "point")
+  end
+  local bad
+  local function call_in(s, c)
+    local r, why = check(c.fn)
+    if r == false then return string.format("calls %s, which the IR cannot keep opaque: %s", c.fn, why) end
+    local refs = r and { table.unpack(r.refs) } or {}
+    if not r and not c.fn:match("^atomic") then
+      for i, a in ipairs(c.args) do
+        if a.k == "un" and a.op == "&" then
+          if a.a.k ~= "var" then return string.format("passes the address of %s to %s: a store the IR does not see", ir.text(a.a), c.fn) end
+          refs[#refs + 1] = i
+        end
+      end
+    end
+    if #refs == 0 then return nil end
+    if not (s.s == "expr" and s.e == c) then
+      return string.format("calls %s, which writes through a reference or an address, inside an expression", c.fn)
+    end
+    for _, i in ipairs(refs) do
+      local a = c.args[i]
+      if a and a.k == "un" and a.op == "&" then a = a.a end
+      if not (a and a.k == "var" and local_var(a.name)) then
+        return string.format("%s writes its argument %s: not a variable of the point", c.fn, a and ir.text(a) or "?")
+      end
+    end
+    table.sort(refs)
+    s.refs = refs
+  end
+  local function visit(s)
+    if s.s == "raw" then
+      for _, c in ipairs(s.calls or {}) do
+        local r, why = check(c.fn or "")
+        if r == false then bad = bad or string.format("calls %s, which the IR cannot keep opaque: %s", c.fn, why) end
+        for _, i in ipairs(r and r.refs or {}) do
+          local name = c.args[i]
+          if name == false then bad = bad or string.format("%s writes an argument that is not a variable", c.fn) end
+          if name then s.writes[name] = true end
+        end
+      end
+      return
+    end
+    for _, e in ipairs(ir.exprs(s)) do
+      ir.visit(e, function(x)
+        if x.k == "call" and not bad then bad = call_in(s, x) end
+      end)
+    end
+  end
+  ir.walk(k.uniform, visit)
+  ir.walk(k.body, visit)
+  return bad
+end
+
 local function lift_fn(unit, fn, text)
   local body = fn:body()
   if not body then return nil, "a prototype, not a kernel with a body" end
@@ -192,9 +267,9 @@ local function lift_fn(unit, fn, text)
   for j = rest_from, #stmts do k.body[#k.body + 1] = stmts[j] end
 
   -- The per-point code sees the thread only through its coordinates.
-  local bad
   local param_names, stored = {}, {}
   for _, p in ipairs(params) do param_names[p.name] = true end
+  local bad = check_calls(k, calls.checker(unit), known, param_names)
   ir.walk(k.body, function(st)
     if st.s == "assign" and st.lhs.k == "index" and st.lhs.base.k == "var" then stored[st.lhs.base.name] = true end
     if st.s == "expr" and st.e.k == "call" and st.e.fn:match("^atomic") and st.e.args[1] then
@@ -211,11 +286,11 @@ local function lift_fn(unit, fn, text)
         if THREAD_IDS[w] then bad = "reads " .. w .. " inside an opaque loop" end
       end
     end
-    if (st.s == "assign" and st.lhs.k == "var" and known[st.lhs.name] ~= nil and known[st.lhs.name] ~= "point") then
-      bad = bad or "writes " .. st.lhs.name .. ", a coordinate or a value every thread shares"
-    end
-    if st.s == "assign" and st.lhs.k == "var" and param_names[st.lhs.name] then
-      bad = bad or "writes the parameter " .. st.lhs.name .. " (pointer arithmetic on an argument)"
+    if st.s ~= "raw" then
+      for n in pairs(ir.writes(st)) do
+        if known[n] ~= nil and known[n] ~= "point" then bad = bad or "writes " .. n .. ", a coordinate or a value every thread shares" end
+        if param_names[n] then bad = bad or "writes the parameter " .. n .. " (pointer arithmetic on an argument)" end
+      end
     end
     if st.s == "let" and (param_names[st.name] or known[st.name] == "axis" or known[st.name] == "uniform") then
       bad = bad or "redeclares " .. st.name .. ", which the kernel already names"
@@ -230,6 +305,7 @@ local function lift_fn(unit, fn, text)
     if st.s == "raw" then
       for n in pairs(st.writes) do
         if known[n] == "axis" or known[n] == "uniform" then bad = bad or "an opaque loop writes " .. n .. ", a coordinate" end
+        if param_names[n] then bad = bad or "an opaque loop writes the parameter " .. n end
       end
     end
   end)
@@ -268,6 +344,21 @@ function M.lift(text, opts)
   k.constants = require("klineage.workload.annotations").constants(text)
   require("klineage.kir.geometry").init(k)
   return k
+end
+
+-- Every __global__ function of the file lifted on its own, in the file's
+-- order: { { name, kernel } | { name, why } }.
+function M.lift_all(text)
+  if type(text) ~= "string" then return {} end
+  local out = {}
+  for _, fn in ipairs(kernels(source.parse(text))) do
+    local name = fn:name()
+    if name then
+      local k, why = M.lift(text, { kernel = name })
+      out[#out + 1] = { name = name, kernel = k, why = why }
+    end
+  end
+  return out
 end
 
 return M

@@ -19,7 +19,9 @@
 --       parameter set, none judged there already; the blocked ones are
 --       journaled as skipped (search/skill_rows.lua). The repository is
 --       opts.skills, else the run context's (klineage.skills.store.of_context: skills/<arch>)
---   state:rank(rows) -> rows, best first (expected gain x confidence)
+--   state:rank(rows) -> rows, best first (expected gain x confidence; a
+--       schedule row's gain is its predicted speedup, at the static
+--       model's confidence: search/skill_rows.lua)
 --   state:schedules([{ node, depth, limit }]) -> rows: kir's legal schedule
 --       sequences of the node's kernel, each row's source the emitted
 --       text, predicted = { speedup, why } by search/schedule_rank.lua,
@@ -300,7 +302,7 @@ function M.take(state, kept)
     keyed(state, "optimize_step", node, { from = node.sha256, to = r.sha256, skill = row.skill, site = row.site,
                                           params = made.params, effect = r.effect, source = r.fields.source })
     state.steps[#state.steps + 1] = { step = state.step, skill = row.skill, site = row.site, params = made.params,
-                                      effect = r.effect, from = node.sha256, to = r.sha256 }
+                                      effect = r.effect, predicted = row.predicted, from = node.sha256, to = r.sha256 }
     frontier[#frontier + 1] = { source = made.source, sha256 = r.sha256, label = label, record = r.record,
                                 speedup = r.speedup or node.speedup, kir = row.kir }
     state:emit({ kind = "step", skill = row.skill, effect = r.effect })

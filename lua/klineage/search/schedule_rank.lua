@@ -10,7 +10,7 @@
 --     root: a latency-bound loop overlaps some of its loads anyway);
 --   - lanes a short reduction leaves idle (split_reduce over L < 2p);
 --   - reuse a stage or register tile captures (loads independent of an
---     output axis, other than broadcasts the cache serves already);
+--     output axis; a load a warp broadcasts gains the square root);
 --   - global atomics privatize moves to shared memory, and the quadratic
 --     loop a scan replaces.
 -- The constants were set from the development suite's tune part measured
@@ -21,10 +21,16 @@
 --       opts = { workload (sizes: params and args), sm_count }
 --   schedule_rank.rank(rows) -> rows, best predicted first (prior x speedup)
 --   schedule_rank.prior(row) -> 1: the hook for schedule skills' evidence (issue 33)
+--   schedule_rank.CONFIDENCE: how a prediction weighs beside skills' evidence
 local kir = require "klineage.kir"
 local ir = require "klineage.kir.ir"
 
 local M = {}
+
+-- Beside skills (skill_rows.rank), a prediction weighs as a skill of this
+-- confidence: the model counts accesses and threads, not latency or
+-- occupancy, and errs by tens of percent.
+M.CONFIDENCE = "low"
 
 M.STRIDED_COST = 4      -- a strided warp load moves about 4x the bytes it uses
 M.DEFAULT_TILE = 4      -- the reuse a stage or register_tile gives when its reasons name no size
@@ -115,8 +121,10 @@ local function cost_along(a, d, tile)
           table.sort(t)
           return t
         end)(), ",")
-        if acc.reuse and #acc.reuse > 0 and s ~= "0" then
-          c = c / tile
+        if acc.reuse and #acc.reuse > 0 then
+          -- a warp's broadcast already shares its load across the lanes: the
+          -- tile saves the other warps' copies, the square root of its reuse
+          c = s == "0" and c / math.sqrt(tile) or c / tile
         elseif shape and shapes[shape] then
           c = c * M.HALO
         end

@@ -18,7 +18,8 @@
 --   skill_rows.rank(rows) -> rows, best first: admitted before held back,
 --       then expected gain (the skill's median measured speedup) times its
 --       confidence, then the cheaper materialization (transform, template,
---       llm), then id
+--       llm), then id. Schedule rows (state:schedules) rank among them by
+--       the static model's predicted speedup, at the model's confidence
 --   skill_rows.materialize(state, row, node) -> { source, params, by, llm
 --       (the call's record) } | nil, why [, { llm = call record, verdict }]
 --       (an LLM was asked, through state:ask_llm, and its answer was unusable)
@@ -27,6 +28,7 @@ local describe = require "klineage.skills.describe"
 local learn = require "klineage.skills.learn"
 local match = require "klineage.skills.match"
 local serialize = require "klineage.skills.serialize"
+local schedule_rank = require "klineage.search.schedule_rank"
 local transforms = require "klineage.transforms"
 
 local M = {}
@@ -123,13 +125,21 @@ function M.rows(state, node, opts)
   return out
 end
 
+-- A skill's expected gain: its median measured speedup over 1, times its
+-- confidence. A schedule row (no record) has the static model's predicted
+-- speedup instead, weighed as the model's confidence (search/schedule_rank.lua).
 local function score(row)
   local r = row.record
+  if not r then
+    local p = schedule_rank.prior(row) * (row.predicted and row.predicted.speedup or 1)
+    return (p - 1) * M.CONFIDENCE_WEIGHT[schedule_rank.CONFIDENCE]
+  end
   local s = r.effect and r.effect.speedup and r.effect.speedup.median or 1
   return (s - 1) * (M.CONFIDENCE_WEIGHT[r.confidence.level] or 0.25)
 end
 
 local function cost(row)
+  if not row.record then return COST.transform end -- emitted by kir: no LLM, no template
   local m = row.record.materialize
   return m.transform and COST.transform or m.template and COST.template or COST.llm
 end

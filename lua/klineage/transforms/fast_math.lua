@@ -28,6 +28,7 @@ local prec = require "klineage.transforms.lib.precedence"
 
 local T = {
   name = "fast_math",
+  family = "decoration",
   intent = "replace accurate libm float math by the hardware's fast approximations (__expf, __fdividef, rsqrtf, ...) where the tolerance allows",
   -- results move within the intrinsics' error: whether a workload's
   -- tolerance holds is the gate's judgement, on emu too (gpu/emu/prelude.h)

@@ -6,6 +6,9 @@
 --
 --   name    = the file's name ("restrict")
 --   intent  = one sentence: what the optimization buys and why
+--   family  = "decoration" when the edit leaves the kernel's structure as it
+--             is (a qualifier, a hint, an intrinsic, a constant's value);
+--             nil: "structural" (it changes loops, indexing or memory use)
 --   params  = { NAME = { value... } } the parameter space of apply, or nil
 --   find(unit, facts) -> { site... } in source order, in device code only
 --             (support.functions gives the device functions); facts
@@ -27,6 +30,7 @@
 --   key        a name that survives the edit: find on apply(site)'s text
 --              gives a site with the same key and direction "undo", and
 --              find on undo(site)'s text one with direction "apply"
+--   family     the transform's family ("decoration" or "structural")
 --   fn         the function's name;  line: where the site begins
 --   check      the static check that allowed it, in words (reports say it)
 --   params     (undo sites) the values apply would take to rebuild it
@@ -120,6 +124,7 @@ function M.sites(x, opts)
       if (not opts.direction or site.direction == opts.direction) and (not opts.fn or site.fn == opts.fn)
           and not device.in_host(site) then
         site.facts = opts.facts -- counterpart finds the other direction under the same facts
+        site.family = t.family or "structural"
         out[#out + 1] = site
       end
     end

@@ -24,6 +24,7 @@ local verdicts = require "klineage.base.verdicts"
 
 local T = {
   name = "launch_bounds",
+  family = "decoration",
   intent = "bound a kernel's block size with __launch_bounds__ so ptxas budgets registers for the block it really runs",
   -- apply's min_blocks (absent: none); max_threads defaults to the block size
   params = { min_blocks = { "2", "4" } },

@@ -23,6 +23,7 @@ local support = require "klineage.transforms.support"
 
 local T = {
   name = "ldg",
+  family = "decoration",
   intent = "load a read-only parameter's elements through __ldg so they come through the read-only data cache",
 }
 

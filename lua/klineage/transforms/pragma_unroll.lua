@@ -19,6 +19,7 @@ local support = require "klineage.transforms.support"
 
 local T = {
   name = "pragma_unroll",
+  family = "decoration",
   intent = "unroll a constant-trip for loop so its index math folds into constants and its register arrays stay in registers",
   params = { factor = { 0, 2, 4, 8 } }, -- 0: a bare #pragma unroll (full unroll of a constant trip count)
 }

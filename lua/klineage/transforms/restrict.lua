@@ -24,6 +24,7 @@ local support = require "klineage.transforms.support"
 
 local T = {
   name = "restrict",
+  family = "decoration",
   intent = "mark a read-only pointer parameter const __restrict__ so its loads can be cached and reordered past stores",
   -- undo removes __restrict__ alone: a const apply added stays, true of a
   -- pointer only read, and undo cannot tell it from the author's

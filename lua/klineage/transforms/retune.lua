@@ -31,6 +31,7 @@ for k = 4, 10 do SPACE[#SPACE + 1] = 1 << k end
 
 local T = {
   name = "retune",
+  family = "decoration",
   intent = "retune a power-of-two tile, block or per-thread #define within the kernel's constraints, since the best value depends on size and GPU",
   params = { value = SPACE },
 }

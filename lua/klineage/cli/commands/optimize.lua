@@ -26,8 +26,9 @@ local function inputs_of(a, w, kernel_file, skills_dir, records, llm_client, run
   return list
 end
 
-local function fmt_effect(e)
+local function fmt_effect(e, predicted)
   if not e then return "-" end
+  if not e.measured and predicted then return string.format("not measured (kept on a predicted %.2fx)", predicted.speedup) end
   if not e.measured then return "not measured" end
   return string.format("%.3fx [%.3f, %.3f]", e.speedup, e.ci[1], e.ci[2])
 end
@@ -245,7 +246,7 @@ options:
       require("klineage.base.term").text(label), summary.policy, summary.backend, #summary.steps, summary.decisions, summary.cycles, summary.seconds,
       require("klineage.base.term").text(summary.stopped)))
     for _, s in ipairs(summary.steps) do
-      io.stdout:write(string.format("  %d. %-30s %-28s %s\n", s.step, require("klineage.base.term").text(s.skill), require("klineage.base.term").text(s.site), fmt_effect(s.effect)))
+      io.stdout:write(string.format("  %d. %-30s %-28s %s\n", s.step, require("klineage.base.term").text(s.skill), require("klineage.base.term").text(s.site), fmt_effect(s.effect, s.predicted)))
     end
     if not summary.measured then io.stdout:write("  (no effect was measured: the " .. summary.backend .. " backend times nothing)\n") end
     if summary.out then io.stdout:write("optimized kernel: " .. files.display(summary.out) .. "\n") end

@@ -32,13 +32,13 @@ function M.apply(k, p)
   ir.walk(s.body, function(t)
     if t.s == "break" or t.s == "continue" or t.s == "return" then bad = "the body leaves early (" .. t.s .. ")" end
     if t.s == "raw" then bad = "the body holds an opaque loop" end
-    if t.s == "assign" and t.lhs.k == "var" and t.lhs.name == v then bad = "the body writes " .. v end
+    if ir.writes(t)[v] then bad = "the body writes " .. v end
     if t.s == "pragma" then bad = "the body holds a pragma" end
   end)
   if bad then return nil, bad end
   for name in pairs(ir.vars(loop.hi)) do
     ir.walk(s.body, function(t)
-      if t.s == "assign" and t.lhs.k == "var" and t.lhs.name == name then bad = "the bound reads " .. name .. ", which the body writes" end
+      if ir.writes(t)[name] then bad = "the bound reads " .. name .. ", which the body writes" end
     end)
   end
   if bad then return nil, bad end
