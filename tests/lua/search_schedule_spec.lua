@@ -129,6 +129,34 @@ describe("a scheduled node", function()
   end)
 end)
 
+describe("the klineage policy's choice", function()
+  local policy = require "klineage.search.policies.klineage"
+  local read
+  local function results(list)
+    read = 0
+    return setmetatable({}, { __index = function(_, i)
+      if list[i] then read = math.max(read, i) end
+      return list[i]
+    end })
+  end
+  local function timed(s) return { accepted = s ~= nil, effect = { measured = s ~= nil, speedup = s } } end
+
+  it("where timed, judges from the first accepted to two past it and keeps the fastest", function()
+    local j = results({ timed(nil), timed(1.2), timed(nil), timed(3.0), timed(9.0) })
+    expect(policy.choose(nil, j).effect.speedup):equals(3.0)
+    expect(read):equals(4)
+  end)
+  it("where nothing is timed, keeps the first accepted and judges no further", function()
+    local untimed = { accepted = true, effect = { measured = false } }
+    local j = results({ timed(nil), untimed, untimed })
+    expect(policy.choose(nil, j)):equals(untimed)
+    expect(read):equals(2)
+  end)
+  it("keeps none when none is accepted", function()
+    expect(policy.choose(nil, results({ timed(nil), timed(nil) }))):is_nil()
+  end)
+end)
+
 describe("the schedule policy", function()
   it("keeps a schedule on matmul under klineage optimize on emu, on the model's prediction, said in the decision", function()
     local context = require "klineage.device.context"
