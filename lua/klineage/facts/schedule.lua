@@ -15,12 +15,13 @@
 --
 -- The lanes (klineage.facts.lanes) are the first warp of a block at its
 -- first trip through every loop. A global access is classified by the
--- 32-byte sectors its active lanes touch: coalesced (at least 3/4 of each
--- sector used), broadcast (one address), strided, or indirect (an address
--- read from memory). A __shared__ array is a stage of a global operand
+-- 32-byte sectors its active lanes touch: broadcast (one address),
+-- coalesced (at most one sector more than the bytes it moves need),
+-- strided, or indirect (an address read from memory). A __shared__ array is a stage of a global operand
 -- when everything written into it is a copy of that operand (zeros for
--- padding allowed), a reduction buffer when threads combine partial values
--- in it (a tree, or one slot a warp), and an exchange otherwise.
+-- padding allowed), a private copy when threads update it by atomics, a
+-- reduction buffer when threads combine partial values in it (a tree, or
+-- one slot a warp), and an exchange otherwise.
 local annotations = require "klineage.workload.annotations"
 local lanes = require "klineage.facts.lanes"
 
@@ -132,7 +133,8 @@ local function classify_global(a)
     end
   end
   if same then return "broadcast", nsec end
-  if nbytes >= 0.75 * nsec * 32 then return "coalesced", nsec end
+  -- at most one sector more than the bytes it moves need (an unaligned run)
+  if nsec <= (nbytes + 31) // 32 + 1 then return "coalesced", nsec end
   return "strided", nsec
 end
 
@@ -507,9 +509,10 @@ local function build(text, unit, fn, kernel, opts)
   local staged = {}
   for _, name in ipairs(order) do
     local s = arrays[name]
-    local ops, computed, rmw, slot = {}, false, false, false
+    local ops, computed, rmw, slot, atomic = {}, false, false, false, false
     local first_var = false
     for _, a in ipairs(s.accesses) do
+      if a.atomic then atomic = true end
       local w = a.width // math.max(a.elem, 1)
       if w > shared_width then shared_width = w end
       if a.write and not a.atomic then
@@ -578,6 +581,9 @@ local function build(text, unit, fn, kernel, opts)
         staged[p] = { dims = prev and (prev.dims .. "+" .. dims_text(inner)) or dims_text(inner), padded = padded or (prev and prev.padded),
                       buffers = buffers or (prev and prev.buffers), ways = math.max(ways or 1, prev and prev.ways or 1), array = name }
       end
+    elseif atomic then
+      -- a block's private copy that threads update by atomics (a histogram)
+      if ways then set("shared." .. name .. ".bank_ways", ways, name .. ": updated by atomics") end
     elseif rmw and has_syncthreads then
       combine.tree = true
       if ways then set("shared." .. name .. ".bank_ways", ways, name .. ": values combined in place") end

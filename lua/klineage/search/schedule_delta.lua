@@ -237,9 +237,10 @@ local DEPENDENTS = {
   { "=access", function(d, c)
     local what = c.feature:match("%.(%a+)$")
     local param = c.feature:match("^global%.(.-)%.%a+$")
-    if c.before == "indirect" and c.after and c.after ~= "unknown" and d:has({ "split_reduce" }) then
-      -- lanes that each followed their own item now walk one item together
-      return d:account(c, d:has({ "split_reduce" }))
+    if c.before == "indirect" and c.after and c.after ~= "unknown" and d:has({ "split_reduce", "privatize" }) then
+      -- lanes that each followed their own item now walk one item together,
+      -- or a scatter now lands in a block's private copy, merged in order
+      return d:account(c, d:has({ "split_reduce", "privatize" }))
     end
     for _, x in ipairs({ c.before, c.after }) do
       if x == "indirect" then
