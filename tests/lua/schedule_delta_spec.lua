@@ -340,6 +340,24 @@ describe("the schedule signature", function()
     expect(sig(SCAN)["scan"]):equals("block")
     expect(sig(VOTE)["warp.vote"]):equals("__ballot_sync")
   end)
+  it("reads hostile kernels without raising: huge trip counts, doubling chains, recursion, garbage", function()
+    local head = "// @kl launch grid(1) block(32)\nextern \"C\" __global__ void k(const float *x, float *y) {\n"
+    local loops, chain = {}, { "float a0 = x[threadIdx.x];" }
+    for i = 1, 200 do loops[i] = string.format("for (long i%d = 0; i%d < (1L << 60); i%d += 1) y[i%d] = x[i%d];", i, i, i, i, i) end
+    for i = 1, 200 do chain[#chain + 1] = string.format("int a%d = (int)a%d * (int)a%d;", i, i - 1, i - 1) end
+    local texts = {
+      head .. table.concat(loops, "\n") .. "\n}\n",
+      head .. table.concat(chain, "\n") .. "\ny[a200] = 1.0f;\n}\n",
+      "__device__ float f(const float *p, int n) { return f(p, n + 1) + p[n]; }\n" .. head .. "y[threadIdx.x] = f(x, threadIdx.x); }\n",
+      head .. "y[[[ = x]]] ++ -- goto l; l: for(;;) ; }\n",
+      head .. "int a = a + 1; int b; b = b * 2; y[a + b] = x[a]; }\n",
+    }
+    for i, text in ipairs(texts) do
+      local s, why = schedule.signature(text, "k")
+      check(s ~= nil, "hostile kernel %d: %s", i, tostring(why))
+    end
+    expect(schedule.signature(texts[1], "k").features["loops"]):equals(200)
+  end)
   it("names the kernel it reads, and says why it cannot", function()
     local two = COPY .. COPY:gsub("void copy", "void copy2")
     local s, why = schedule.signature(two)

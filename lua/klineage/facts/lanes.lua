@@ -72,7 +72,15 @@ local function is_sym(v) return type(v) == "table" and v.s ~= nil end
 local function is_ptr(v) return type(v) == "table" and v.space ~= nil end
 M.is_ptr, M.is_sym = is_ptr, is_sym
 
-local function sym(s, k) return { s = s, k = k or 0 } end
+-- A token longer than this is replaced by its hash: the same operands
+-- still give the same token, and a chain that doubles it at each step
+-- (a = a * a ...) stays small.
+local MAX_TOKEN = 120
+
+local function sym(s, k)
+  if #s > MAX_TOKEN then s = "#" .. require("kl.hash").sha256(s):sub(1, 24) end
+  return { s = s, k = k or 0 }
+end
 
 local function repr(v)
   if is_int(v) then return tostring(v) end
@@ -770,8 +778,23 @@ function Prog:trips(parts, loop, f, which, lane)
       return nil
     end
   end
-  local n, v = 0, start
   local step, cmp = STEP[parts.step_op], CMP[parts.op]
+  -- an additive step: the count in closed form, however large
+  if (parts.step_op == "+=" or parts.step_op == "-=") and amount ~= 0 then
+    local d = parts.step_op == "+=" and amount or -amount
+    if not cmp(start, bound) then return 0 end
+    if parts.op == "!=" then
+      if (bound - start) % d ~= 0 or (bound - start) // d < 0 then return nil end
+      return (bound - start) // d
+    end
+    local span = bound - start
+    if (d > 0) ~= (span > 0) and span ~= 0 then return nil end -- runs away
+    local inclusive = parts.op == "<=" or parts.op == ">="
+    local n = -((-math.abs(span)) // math.abs(d))
+    if inclusive and math.abs(span) % math.abs(d) == 0 then n = n + 1 end
+    return n
+  end
+  local n, v = 0, start
   while cmp(v, bound) do
     n = n + 1
     if n > MAX_TRIPS then return nil end
