@@ -120,8 +120,10 @@ local function delta_text(d)
   if d.explained then
     return (d.how == "kir" and "reproduced by kir: " or "by signature: ") .. tostring(d.text)
   end
-  local why = type(d.unexplained) == "table" and d.unexplained[1] or "?"
-  return "unexplained: " .. tostring(why)
+  -- the first reason, short: the step's section has them all
+  local why = tostring(type(d.unexplained) == "table" and d.unexplained[1] or "?")
+  if #why > 70 then why = why:sub(1, 67) .. "..." end
+  return "unexplained: " .. why
 end
 
 local function deltas_line(w)
