@@ -10,7 +10,9 @@
 --              kernel's integer parameter without one is 4096) }
 --     sig = { kernel, features = { name = value }, why = { name = text },
 --             block = { x, y, z } | nil, threads, map_x (the name that moves
---             the output one element a lane, when there is one) }
+--             the output one element a lane, when there is one), per_trip =
+--             { [outputs|inputs.per_thread] = the most elements one growing
+--             loop moves a trip } }
 --   schedule.kernels(text) -> { name... } the __global__ functions with a body
 --
 -- The lanes (klineage.facts.lanes) are the first warp of a block at its
@@ -175,24 +177,33 @@ local function weight(a)
   return w
 end
 
--- Elements a thread moves through a set of accesses: { n = per trip of a
--- growing loop, c = in all }.
+-- Elements a thread moves through a set of accesses, as text: "c" for
+-- c in all, "n*k+c" for k a trip of the loops that grow with the problem
+-- (summed over them) and c besides; and the most one growing loop moves a
+-- trip (an unrolled loop's factor shows there).
 local function count_of(accesses, elem_of)
-  local n, c = 0, 0
+  local n, c, by_loop, most = 0, 0, {}, 0
   for _, a in ipairs(accesses) do
     local any = false
     for l = 1, lanes.WARP do if a.active[l] then any = true break end end
     if any then
-      local prod, grows = math.max(a.width // math.max(elem_of(a), 1), 1), false
+      local prod, inner = math.max(a.width // math.max(elem_of(a), 1), 1), nil
       for _, lp in ipairs(a.loops) do
-        if lp.trips == "n" then grows = true else prod = prod * lp.trips end
+        if lp.trips == "n" then inner = lp else prod = prod * lp.trips end
       end
-      if grows then n = n + prod else c = c + prod end
+      if inner then
+        n = n + prod
+        local key = inner.node.id .. ":" .. inner.frame.id
+        by_loop[key] = (by_loop[key] or 0) + prod
+        if by_loop[key] > most then most = by_loop[key] end
+      else
+        c = c + prod
+      end
     end
   end
   if n == 0 and c == 0 then return nil end
-  if n == 0 then return tostring(c) end
-  return "n*" .. n .. (c > 0 and ("+" .. c) or "")
+  if n == 0 then return tostring(c), nil end
+  return "n*" .. n .. (c > 0 and ("+" .. c) or ""), most
 end
 M.count_of = count_of
 
@@ -722,8 +733,11 @@ local function build(text, unit, fn, kernel, opts)
       if a.write then outs[#outs + 1] = a elseif not written[a.base] then ins[#ins + 1] = a end
     end
   end
-  set("outputs.per_thread", count_of(outs, elem_of), "stores to written parameters")
-  set("inputs.per_thread", count_of(ins, elem_of), "loads of read-only parameters")
+  local out_text, out_trip = count_of(outs, elem_of)
+  local in_text, in_trip = count_of(ins, elem_of)
+  set("outputs.per_thread", out_text, "stores to written parameters")
+  set("inputs.per_thread", in_text, "loads of read-only parameters")
+  local per_trip = { ["outputs.per_thread"] = out_trip, ["inputs.per_thread"] = in_trip }
 
   -- loads for a later trip: register prefetch
   local prefetch = false
@@ -787,7 +801,7 @@ local function build(text, unit, fn, kernel, opts)
       end
     end
   end
-  return { kernel = kernel, features = F, why = why, block = block, threads = threads, map_x = map_x }
+  return { kernel = kernel, features = F, why = why, block = block, threads = threads, map_x = map_x, per_trip = per_trip }
 end
 
 function M.signature(text, kernel, opts)

@@ -140,15 +140,19 @@ local function deltas_line(w)
     .. "each step is read from the simpler kernel to the one before it.", explained, n, kir)
 end
 
+-- The chain; its schedule-delta column only where the journal has deltas
+-- (walks journaled before them render as they did).
 local function chain_md(w, ix, backend)
-  local lines = { "| step | from | to | made by | verdict | effect | time ms | explained | schedule delta |",
-                  "|--:|---|---|---|---|---|--:|---|---|" }
+  local deltas = false
+  for _, s in ipairs(w.steps) do if type(s.delta) == "table" then deltas = true end end
+  local lines = { "| step | from | to | made by | verdict | effect | time ms | explained |" .. (deltas and " schedule delta |" or ""),
+                  "|--:|---|---|---|---|---|--:|---|" .. (deltas and "---|" or "") }
   for _, s in ipairs(w.steps) do
     local labels = s.labels or {}
-    lines[#lines + 1] = string.format("| [%s](#%s) | %s | %s | %s | %s | %s | %s | %s | %s |", tostring(int(s.step)), anchor(w, s.step),
+    lines[#lines + 1] = string.format("| [%s](#%s) | %s | %s | %s | %s | %s | %s | %s |", tostring(int(s.step)), anchor(w, s.step),
       code(label(ix, s.from, labels.from), true), code(label(ix, s.to, labels.to), true), md(common.producer(s.producer)),
       md(s.verdict or "?"), md(common.effect(s.effect)), s.median_ms and string.format("%.4f", s.median_ms) or "-",
-      md(explained_text(s.explained)), md(delta_text(s.delta)))
+      md(explained_text(s.explained))) .. (deltas and (" " .. md(delta_text(s.delta)) .. " |") or "")
   end
   return table.concat(lines, "\n")
 end

@@ -275,7 +275,11 @@ local DEPENDENTS = {
     -- a growing loop doing F times the work a trip, the rest as it was: unrolled by F
     local a, b = parse_count(c.before), parse_count(c.after)
     if a.n > 0 and b.n % a.n == 0 and b.n // a.n >= 2 and a.c == b.c then
-      return d:account(c, d:use("unroll", { math.tointeger(b.n // a.n) }, c.feature))
+      -- the factor: what the busiest growing loop moves a trip, before and after
+      local t0 = d.old.per_trip and d.old.per_trip[c.feature]
+      local t1 = d.new.per_trip and d.new.per_trip[c.feature]
+      local f = (t0 and t1 and t0 > 0 and t1 % t0 == 0) and math.tointeger(t1 // t0) or nil
+      return d:account(c, d:use("unroll", f and f >= 2 and { f } or {}, c.feature))
     end
     local f = ratio(c.before, c.after)
     if f and f >= 2 then return d:account(c, d:use("coarsen", { f }, c.feature)) end
