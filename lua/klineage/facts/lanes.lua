@@ -17,8 +17,9 @@
 --                    init = vec, step = vec, grid_step (the step grows with
 --                    gridDim), unrolled (a #pragma unroll), depth } }
 --   prog.calls     { { node, frame, name } } every call, builtins included
---   prog.shared    { [name] = { name, elem, dims = { int... }, decl } }
---   prog:eval(node, frame [, which]) -> vec: 32 lane values
+--   prog:eval(node, frame [, which]) -> vec: 32 lane values (which: 1 at
+--     the given params, 2 at larger ones, 3 with the grid doubled)
+--   prog:address(index_node, frame [, which]) -> vec of pointers
 --
 -- A lane value is an integer, an opaque value { s = token, k = integer }
 -- (s + k: a value read from memory, or made of one, with the same token
@@ -221,8 +222,6 @@ local function contains(outer, node)
   return false
 end
 M.contains = contains
-
-function Prog:functions_named(name) return self.fns[name] end
 
 local function new_frame(prog, fn, parent, call, binds)
   local info = prog.fn_info[fn:name()]

@@ -77,7 +77,7 @@ end
 -- ---- the launch -------------------------------------------------------------------
 
 local function eval_list(list, envs)
-  local out, fixed = {}, true
+  local out = {}
   for i, c in ipairs(list or {}) do
     local v = c:eval(table.unpack(envs))
     if math.type(v) ~= "integer" then return nil end
@@ -114,9 +114,8 @@ local function addr_parts(a)
     end
   end
   if n == 0 then return nil, "idle" end
-  if token ~= "" and token:find("ld(", 1, true) then
-    -- a base read from memory, the same for the warp: the lanes still move together
-  end
+  -- one token for the warp (a base read from memory, the same for all):
+  -- the lanes' offsets from it still say how they fall on memory
   return parts
 end
 
@@ -365,8 +364,8 @@ local function rhs_of_write(node)
   if n and n.kind == "assign" then return n:field("rhs"), n.op end
 end
 
-local function reads_in(node, prog, f, pred)
-  for x in node:walk({ "index", "unary", "ident" }) do
+local function reads_in(node, pred)
+  for x in node:walk({ "index" }) do
     if pred(x) then return true end
   end
   return false
@@ -532,7 +531,7 @@ local function build(text, unit, fn, kernel, opts)
         if c then for p in pairs(c) do ops[p] = true end else computed = true end
         -- a read of the same array in what is written, or in the same loop
         -- between barriers: threads combine values in it
-        if rhs and reads_in(rhs, prog, a.frame, function(x)
+        if rhs and reads_in(rhs, function(x)
           return x ~= a.node and x.kind == "index" and x:text():match("^[%w_]+") == a.node:text():match("^[%w_]+")
         end) then rmw = true end
         if op and op ~= "=" then rmw = true end
@@ -549,8 +548,7 @@ local function build(text, unit, fn, kernel, opts)
       if idx and idx.kind == "index" and idx:field("index") and idx:field("index").kind ~= "int_lit" then first_var = true end
     end
     local all_copies = not computed and next(ops) ~= nil
-    local decl_dims = s.accesses[1] and prog.shared and nil
-    -- the array's declared dims, from the first access's pointer
+    -- the array's declared dims
     local d0
     for _, fr in ipairs(prog.frames) do
       local list = fr.info.decls[name]
