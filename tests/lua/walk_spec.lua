@@ -21,9 +21,15 @@ describe("klineage walk --policy recorded", function()
       expect(st.effect.measured):equals(false)
       expect(st.effect.why):matches("not measured")
       expect(type(st.explained)):equals("table")
+      expect(type(st.delta)):equals("table")
     end
+    -- every transpose step is a schedule delta; the last one (v1 -> v0 read
+    -- the other way: the shared tile) is stage
+    expect(s.schedule_deltas):equals({ explained = 6, total = 6 })
+    expect(s.steps[6].delta.text):contains("stage(in")
     local steps = records(runs .. "/r", "walk_step")
     expect(#steps):equals(6)
+    expect(steps[1].delta.explained):equals(true)
     expect(steps[1].facts_before["define.TILE"]):equals(64)
     expect(steps[6].facts_after["loops.count"] ~= nil):equals(true)
     local sessions = records(runs .. "/r", "walk_session")

@@ -17,7 +17,7 @@ local term = require "klineage.base.term"
 local M = {}
 
 -- The order of `klineage --help`.
-M.commands = { "bench", "compile", "doctor", "gate", "journal", "lift", "schedule", "match", "optimize", "eval", "report", "run", "skills", "test", "slurm", "transforms", "walk", "worker", "version", "help" }
+M.commands = { "bench", "compile", "doctor", "gate", "journal", "lift", "schedule", "deltas", "match", "optimize", "eval", "report", "run", "skills", "test", "slurm", "transforms", "walk", "worker", "version", "help" }
 
 local function load_command(name)
   if not name:match("^[%w_%-]+$") then return nil end

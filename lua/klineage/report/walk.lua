@@ -113,16 +113,77 @@ local function explained_text(x)
   return "unexplained" .. (x.partial_differing and string.format(" (closest: %d facts differ)", x.partial_differing) or "")
 end
 
+-- A step's schedule delta (search/schedule_delta.lua's summary, in the
+-- walk_step record; absent in journals written before it).
+local function delta_text(d)
+  if type(d) ~= "table" then return "-" end
+  if d.explained then
+    return (d.how == "kir" and "reproduced by kir: " or "by signature: ") .. tostring(d.text)
+  end
+  -- the first reason, short: the step's section has them all
+  local why = tostring(type(d.unexplained) == "table" and d.unexplained[1] or "?")
+  if #why > 70 then why = why:sub(1, 67) .. "..." end
+  return "unexplained: " .. why
+end
+
+local function deltas_line(w)
+  local n, explained, kir = 0, 0, 0
+  for _, s in ipairs(w.steps) do
+    if type(s.delta) == "table" then
+      n = n + 1
+      if s.delta.explained then explained = explained + 1 end
+      if s.delta.how == "kir" then kir = kir + 1 end
+    end
+  end
+  if n == 0 then return nil end
+  return string.format("Schedule deltas: %d of %d steps explained as kernel-IR primitives (%d of them reproduced by kir); "
+    .. "each step is read from the simpler kernel to the one before it.", explained, n, kir)
+end
+
+-- The chain; its schedule-delta column only where the journal has deltas
+-- (walks journaled before them render as they did).
 local function chain_md(w, ix, backend)
-  local lines = { "| step | from | to | made by | verdict | effect | time ms | explained |", "|--:|---|---|---|---|---|--:|---|" }
+  local deltas = false
+  for _, s in ipairs(w.steps) do if type(s.delta) == "table" then deltas = true end end
+  local lines = { "| step | from | to | made by | verdict | effect | time ms | explained |" .. (deltas and " schedule delta |" or ""),
+                  "|--:|---|---|---|---|---|--:|---|" .. (deltas and "---|" or "") }
   for _, s in ipairs(w.steps) do
     local labels = s.labels or {}
     lines[#lines + 1] = string.format("| [%s](#%s) | %s | %s | %s | %s | %s | %s | %s |", tostring(int(s.step)), anchor(w, s.step),
       code(label(ix, s.from, labels.from), true), code(label(ix, s.to, labels.to), true), md(common.producer(s.producer)),
       md(s.verdict or "?"), md(common.effect(s.effect)), s.median_ms and string.format("%.4f", s.median_ms) or "-",
-      md(explained_text(s.explained)))
+      md(explained_text(s.explained))) .. (deltas and (" " .. md(delta_text(s.delta)) .. " |") or "")
   end
   return table.concat(lines, "\n")
+end
+
+local function delta_md(d)
+  if type(d) ~= "table" then return nil end
+  local head
+  if d.explained then
+    head = string.format("Explained %s as %s.", d.how == "kir" and "and reproduced by kir" or "by the schedule signature",
+      code(tostring(d.text), true))
+  else
+    head = "Not explained as a schedule delta."
+  end
+  local function value(x) return x == nil and "-" or tostring(int(x)) end
+  local rows = { "| feature | simpler | before | accounted for by |", "|---|---|---|---|" }
+  for _, c in ipairs(type(d.changed) == "table" and d.changed or {}) do
+    rows[#rows + 1] = string.format("| %s | %s | %s | %s |", code(tostring(c.feature), true), md(value(c.before)),
+      md(value(c.after)), c.by and code(tostring(c.by), true) or md("no: " .. tostring(c.why)))
+  end
+  local parts = { head }
+  if #rows > 2 then
+    parts[#parts + 1] = table.concat(rows, "\n")
+  else
+    for _, u in ipairs(type(d.unexplained) == "table" and d.unexplained or {}) do parts[#parts + 1] = md(tostring(u)) end
+  end
+  local k = type(d.kir) == "table" and d.kir
+  if k and k.lifted and d.explained and not k.reproduced then
+    parts[#parts + 1] = md("kir: " .. tostring(k.sequence or k.why or "not reproduced") .. " does not reproduce it"
+      .. ((type(k.differs) == "table" and #k.differs > 0) and (": " .. #k.differs .. " changed features differ") or ""))
+  end
+  return table.concat(parts, "\n\n")
 end
 
 local function charts(d, w, ix)
@@ -280,6 +341,8 @@ local function step_section(d, run, w, s, ix, backend)
     d:md("The kernels' text is not in the run folder's src/.")
   end
   d:md("#### The gate's numbers\n\n" .. gate_md(ix.evaluations[s.to], s, ix, backend))
+  local dm = delta_md(s.delta)
+  if dm then d:md("#### The schedule delta\n\nThe optimization this step removes, read from the simpler kernel to the one before it.\n\n" .. dm) end
   d:md("#### Facts that changed\n\n" .. facts_md(s.facts_before, s.facts_after))
   d:md("#### Candidates at this step\n\n" .. candidates_md(w, s, ix, backend))
   d:raw("</section>")
@@ -423,6 +486,8 @@ function M.build(run)
       md(fin and fin.stopped or "not finished (the walk may be resumed)"), w.cycles, w.seconds, #w.order, #w.order == 1 and "" or "s"))
     if #w.steps > 0 then
       d:md(chain_md(w, ix, backend))
+      local dl = deltas_line(w)
+      if dl then d:md(dl) end
       charts(d, w, ix)
     end
     for _, s in ipairs(w.steps) do step_section(d, run, w, s, ix, backend) end

@@ -41,12 +41,17 @@
 -- so far (a session is one process; the last record of each counts), so
 -- that a session killed mid-walk still shows what it spent:
 --   walk_step = { walk (its id), step, from, to (sha256), source (src/...),
---     producer, verdict, effect, explained, facts_before, facts_after }
+--     producer, verdict, effect, explained, delta, facts_before, facts_after }
+--     delta: the step read the other way, simpler -> before, as a schedule
+--     delta (search/schedule_delta.lua, its summary): the primitives that
+--     account for what changed, or why none does; static, no gate cycle.
+--     summary.schedule_deltas = { explained, total } over the steps taken.
 --   llm_call = { walk, step, purpose = "simplify", charged = true, llm, verdict, message }
 local explain = require "klineage.search.explain"
 local facts = require "klineage.facts"
 local gate = require "klineage.gate"
 local proposers = require "klineage.search.proposers"
+local schedule_delta = require "klineage.search.schedule_delta"
 local runs = require "klineage.store.runs"
 local search = require "klineage.search"
 local verdicts = require "klineage.base.verdicts"
@@ -209,15 +214,17 @@ function M.take(state, kept)
     local c, node = result.candidate, node_of(state, result)
     c.version = c.version or version_of(state, c.source)
     local after = facts_of(state, c.source, result.record)
+    local w = state.workload
+    -- the optimization this step removes: from the simpler kernel to the one before
+    local delta = schedule_delta.summary(schedule_delta.step(c.source, node.source, { kernel = w.kernel, params = w.params }))
     local step = { step = state.step, from = node.label, to = c.label, from_sha256 = node.sha256,
                    to_sha256 = c.sha256, producer = c.provenance.producer, verdict = result.verdict,
-                   effect = state:measure(result), explained = result.explained, median_ms = result.median_ms }
+                   effect = state:measure(result), explained = result.explained, median_ms = result.median_ms, delta = delta }
     keyed(state, "walk_step", { from = node.sha256, to = c.sha256, producer = step.producer, verdict = step.verdict,
-                                effect = step.effect, explained = step.explained, median_ms = step.median_ms,
+                                effect = step.effect, explained = step.explained, median_ms = step.median_ms, delta = delta,
                                 labels = { from = step.from, to = step.to }, source = state.ctx:store_source(c.source),
                                 facts_before = node.facts, facts_after = after })
     state.steps[#state.steps + 1] = step
-    local w = state.workload
     frontier[#frontier + 1] = { source = c.source, sha256 = c.sha256, version = c.version,
                                 label = c.version and c.label ~= w.lineage[c.version] and w.lineage[c.version] or c.label,
                                 facts = after }
@@ -253,9 +260,11 @@ end
 
 function M.finish(state, stopped)
   local ctx = state.ctx
+  local deltas = { explained = 0, total = #state.steps }
+  for _, s in ipairs(state.steps) do if s.delta and s.delta.explained then deltas.explained = deltas.explained + 1 end end
   local summary = { policy = state.policy.name, workload = state.workload.name, backend = ctx.backend, steps = state.steps,
                     stopped = stopped, cycles = ctx:spent() - state.spent0, final = state.current.label, walk = state.id,
-                    seconds = host.clock() - state.t0 }
+                    seconds = host.clock() - state.t0, schedule_deltas = deltas }
   keyed(state, "walk_end", { to = state.current.sha256, stopped = stopped, steps = #state.steps })
   session_record(state, stopped)
   state:emit({ kind = "end", summary = summary })

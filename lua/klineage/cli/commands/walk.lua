@@ -48,6 +48,15 @@ local function fmt_effect(e)
   return string.format("%.3fx%s %s", e.speedup or 0, ci, e.outcome or "")
 end
 
+-- A step's schedule delta in a few words: what the optimization is in
+-- kernel-IR primitives, or the first reason none accounts for it.
+local function fmt_delta(d)
+  if type(d) ~= "table" then return "" end
+  if d.explained then return (d.how == "kir" and "kir: " or "") .. tostring(d.text) end
+  local why = d.unexplained and d.unexplained[1] or "?"
+  return "no: " .. tostring(why)
+end
+
 local function fmt_explained(x)
   if not x then return "" end
   if not x.explained then return "unexplained" end
@@ -113,6 +122,12 @@ the policy follows one that passes. Every judgement, step and piece of
 evidence goes to the run's journal; a step's effect is the optimization's
 speedup (current over simpler) by the interleaved compare on cuda, and "not
 measured" on emu, which times nothing.
+
+Each step taken is also read as a schedule delta (see klineage deltas): the
+kernel-IR primitives that turn the simpler kernel into the one before it,
+or why none does ("double buffering: no primitive"); the table's last
+column, journaled with the step, and the last line
+"schedule-deltas-explained: N/M steps". It is static: no gate cycle.
 
 Policies (the backward ones of lua/klineage/search/policies/, or your own
 file; see examples/policies/smallest_step.lua):
@@ -200,11 +215,14 @@ from it; the merge job pools them with the skills merge into RUN/skills.
     end
     io.stdout:write(string.format("%s, policy %s, %s backend: %d steps, %d gate cycles, %.1f s; stopped: %s\n", require("klineage.base.term").text(w.name),
       summary.policy, summary.backend, #summary.steps, summary.cycles, summary.seconds, require("klineage.base.term").text(summary.stopped)))
-    io.stdout:write(string.format("%-4s %-34s %-34s %-30s %s\n", "step", "from", "to", "effect", "explained"))
+    local term = require "klineage.base.term"
+    io.stdout:write(string.format("%-4s %-34s %-34s %-30s %-30s %s\n", "step", "from", "to", "effect", "explained", "schedule delta"))
     for _, s in ipairs(summary.steps) do
-      io.stdout:write(string.format("%-4d %-34s %-34s %-30s %s\n", s.step, require("klineage.base.term").text(s.from:sub(1, 34)), require("klineage.base.term").text(s.to:sub(1, 34)),
-        fmt_effect(s.effect):sub(1, 30), fmt_explained(s.explained)))
+      io.stdout:write(string.format("%-4d %-34s %-34s %-30s %-30s %s\n", s.step, term.text(s.from:sub(1, 34)), term.text(s.to:sub(1, 34)),
+        fmt_effect(s.effect):sub(1, 30), fmt_explained(s.explained), term.text(fmt_delta(s.delta):sub(1, 100))))
     end
+    local sd = summary.schedule_deltas or { explained = 0, total = 0 }
+    io.stdout:write(string.format("schedule-deltas-explained: %d/%d steps\n", sd.explained, sd.total))
     if run_dir then io.stdout:write("journal: ", files.display(run_dir), "\n") end
     return exit_codes.of("ok") -- whatever it found, and wherever it stopped (the budget included)
   end,
