@@ -31,7 +31,7 @@ return {
   observations = {
     file = "bitmask_frontier.observations.jsonl",
     n = 2,
-    sha256 = "8ea9e6abd8b61d00ca82c65b29ab38d153e279316731701902379dbb92ec84df",
+    sha256 = "cd1fd5f4d7ed8329c282f9c40cc596540204343e6a7257e524c9a27275439041",
   },
   pattern = {
     transform = "bitmask_frontier",

@@ -31,7 +31,7 @@ return {
   observations = {
     file = "coalesce.observations.jsonl",
     n = 7,
-    sha256 = "3e85771beedd3728645d73d47495575a43b9edf1d217d1d91063a5fcb55a29e9",
+    sha256 = "67e6e6fe14370919ee3b01c39830c921cb0d4408fda3fe48a6736d90f8e20aea",
   },
   pattern = {
     transform = "coalesce",

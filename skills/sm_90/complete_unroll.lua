@@ -31,7 +31,7 @@ return {
   observations = {
     file = "complete_unroll.observations.jsonl",
     n = 5,
-    sha256 = "6ca1b7d8b6588c3ea35af77b2bb4f3c5911a683137bf775dd7133195f28c0452",
+    sha256 = "fd01308a737c481c6d270c3f275888c1fba7721873c31cb51d4cde32e1877e9e",
   },
   pattern = {
     transform = "complete_unroll",

@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2, 3, 4, 5, 6, 7 },
   guards = {
-    { "size.C", ">=", 65.5,
-      evidence = { 1, 2, 5 },
+    { "role.reduction.length", ">=", 544,
+      evidence = { 1, 2, 3, 4, 5, 6, 7 },
       source = "walk",
       support = {
-        helped = 1,
+        helped = 5,
         not_helped = 2,
       },
-      why = "slowed conv2d v6_implicit_gemm.cu -> v6_implicit_gemm.cu + double_buffer conv2d:stages by 0.99x at C = 128; slowed conv2d v6_implicit_gemm.cu -> v7_double_buffer.cu by 0.98x at C = 128: C ≥ 65.5, while it paid where C ≤ 3 (1.02x)",
+      why = "slowed conv2d v6_implicit_gemm.cu -> v6_implicit_gemm.cu + double_buffer conv2d:stages by 0.99x at elements reduced into one output = 576; slowed conv2d v6_implicit_gemm.cu -> v7_double_buffer.cu by 0.98x at elements reduced into one output = 576: elements reduced into one output ≥ 544 (elements reduced into one output ≥ 544 after the change alike), while it paid where elements reduced into one output ≤ 512 (1.11x)",
     },
   },
   id = "double_buffer",
@@ -41,12 +41,21 @@ return {
   observations = {
     file = "double_buffer.observations.jsonl",
     n = 7,
-    sha256 = "6fcdd60ce0a18fa9c8d98e60a67fa3f4ce4faa5c51734847766d65e1e5dc8c05",
+    sha256 = "75a56ad9ad3d7faab728c91be84586b07bac80eee4f42ce655e66281a08aff97",
   },
   pattern = {
     transform = "double_buffer",
   },
-  preconditions = {},
+  preconditions = {
+    { "role.reduction.length", "<", 544,
+      evidence = { 1, 2, 3, 4, 5, 6, 7 },
+      support = {
+        helped = 5,
+        not_helped = 2,
+      },
+      why = "held wherever it helped (5 of 5), and fails where it did not: elements reduced into one output ≥ 544",
+    },
+  },
   schema = 1,
   status = "learned",
 }

@@ -5,7 +5,7 @@ return {
     contradicting = 5,
     level = "low",
     supporting = 5,
-    why = "helped 5 of 10 labelled observations",
+    why = "helped 5 of 10 labelled observations; 2 facts keyed by a name refused as a condition: define.BLOCK (BLOCK is a name of the kernel or its spec), define.BLOCK_after (BLOCK is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -31,7 +31,7 @@ return {
   observations = {
     file = "fast_math.observations.jsonl",
     n = 10,
-    sha256 = "5ecb2e3a38148c4eb21774c8c697c710bb512e3c31639e1c51057ee55244c38f",
+    sha256 = "7163912be91fd6e68efc75491afcbab9b44c3d6e073b4841413db532f1b91233",
   },
   pattern = {
     transform = "fast_math",

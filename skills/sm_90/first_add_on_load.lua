@@ -31,7 +31,7 @@ return {
   observations = {
     file = "first_add_on_load.observations.jsonl",
     n = 5,
-    sha256 = "6ced9313a8c76ff3f177f00e298841c74039f5959d89811c1aa10f885ede571b",
+    sha256 = "2ccc7debce18a795662f72a47f44e00e1c26f3f81ce0864583ba57a4b150ffaa",
   },
   pattern = {
     transform = "first_add_on_load",

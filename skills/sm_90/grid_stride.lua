@@ -41,7 +41,7 @@ return {
   observations = {
     file = "grid_stride.observations.jsonl",
     n = 5,
-    sha256 = "3291480a89d7c7c01d95873301f871d9062a557d123dcc7e99b2a986a26c8c59",
+    sha256 = "a2724e6a223ef7df87ca92b4bebb7763dbf5d1969086d55dafc69eb901820ebe",
   },
   pattern = {
     transform = "grid_stride",

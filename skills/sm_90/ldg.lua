@@ -5,7 +5,7 @@ return {
     contradicting = 22,
     level = "low",
     supporting = 2,
-    why = "helped 2 of 24 labelled observations",
+    why = "helped 2 of 24 labelled observations; 1 fact keyed by a name refused as a condition: access.A.coalesced (A is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -23,15 +23,6 @@ return {
   },
   evidence = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24 },
   guards = {
-    { "access.A.coalesced", "==", true,
-      evidence = { 18, 19, 20 },
-      source = "probe",
-      support = {
-        helped = 1,
-        not_helped = 2,
-      },
-      why = "slowed sgemm v2_smem_tiles.cu -> v2_smem_tiles.cu + ldg sgemm:A by 0.999x where access.A.coalesced holds; slowed sgemm v1_coalesced.cu -> v1_coalesced.cu + ldg sgemm:A by 0.48x where access.A.coalesced holds: access.A.coalesced holds (access.A.coalesced holds after the change, access.C.coalesced holds, access.C.coalesced holds after the change alike), while it paid where access.A.coalesced does not hold (1.004x)",
-    },
     { "launch.blocks", ">=", 33280,
       evidence = { 7, 8, 9, 18 },
       source = "probe",
@@ -40,6 +31,15 @@ return {
         not_helped = 2,
       },
       why = "slowed conv2d v1_coalesced.cu -> v1_coalesced.cu + ldg conv2d:x by 0.99x at launch.blocks = 50176; slowed conv2d v0_naive.cu -> v0_naive.cu + ldg conv2d:x by 0.999x at launch.blocks = 50176: launch.blocks ≥ 33280 (launch.blocks ≥ 33280 after the change alike), while it paid where launch.blocks ≤ 16384 (1.01x)",
+    },
+    { "role.reduction.length", "<", 464,
+      evidence = { 9, 18, 19 },
+      source = "probe",
+      support = {
+        helped = 2,
+        not_helped = 1,
+      },
+      why = "slowed sgemm v2_smem_tiles.cu -> v2_smem_tiles.cu + ldg sgemm:A by 0.999x at elements reduced into one output = 128: elements reduced into one output < 464, while it paid where elements reduced into one output ≥ 672 (1.01x)",
     },
   },
   id = "ldg",
@@ -50,7 +50,7 @@ return {
   observations = {
     file = "ldg.observations.jsonl",
     n = 24,
-    sha256 = "2b0f0b1c7c12da9331d5e741cb58835c3bb9719dcfcafafd3d65b31815709603",
+    sha256 = "3ec03d180f2a4a9a45d10106c97653bae7c8f64ddfa41510a495bc5a636da67b",
   },
   pattern = {
     transform = "ldg",
@@ -64,23 +64,29 @@ return {
       },
       why = "held wherever it helped (2 of 2), and fails where it did not: launch.blocks ≥ 33280",
     },
-    { "launch.blocks_after", ">=", 528.5,
-      evidence = { 1, 2, 3, 4, 5, 6, 9, 18 },
+    { "role.intensity", ">=", 145.17818642993024,
+      evidence = { 1, 2, 3, 4, 5, 6, 9, 11, 12, 13, 14, 15, 16, 17, 18, 21, 22, 23, 24 },
       support = {
         helped = 2,
-        not_helped = 6,
+        not_helped = 17,
       },
-      why = "held wherever it helped (2 of 2), and fails where it did not: launch.blocks < 528.5 after the change",
+      why = "held wherever it helped (2 of 2), and fails where it did not: arithmetic intensity (flops/byte) < 145.178",
     },
-    { "registers_after", ">=", 31,
-      evidence = { 1, 2, 3, 4, 9, 11, 12, 13, 14, 15, 16, 17, 18, 21, 22, 23, 24 },
+    { "role.reduction.length", ">=", 216,
+      evidence = { 9, 10, 18, 19 },
       support = {
         helped = 2,
-        not_helped = 15,
+        not_helped = 2,
       },
-      why = "held wherever it helped (2 of 2), and fails where it did not: registers < 31 per thread after the change",
+      why = "held wherever it helped (2 of 2), and fails where it did not: elements reduced into one output < 216",
     },
   },
   schema = 1,
   status = "learned",
+  unexplained = {
+    {
+      evidence = { 20 },
+      why = "slowed sgemm v1_coalesced.cu -> v1_coalesced.cu + ldg sgemm:A by 0.48x: no fact separates it from the helped cases",
+    },
+  },
 }

@@ -24,22 +24,22 @@ return {
   evidence = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 },
   guards = {
     { "registers_after", "<", 52,
-      evidence = { 1, 3, 4, 5 },
+      evidence = { 1, 5 },
       source = "probe",
       support = {
         helped = 1,
-        not_helped = 3,
+        not_helped = 1,
       },
-      why = "slowed bfs v0_naive.cu -> v0_naive.cu + persistent_grid bfs by 0.89x at registers = 19 per thread after the change; slowed conv2d v0_naive.cu -> v0_naive.cu + persistent_grid conv2d by 0.98x at registers = 48 per thread after the change; slowed conv2d v1_coalesced.cu -> v1_coalesced.cu + persistent_grid conv2d by 0.46x at registers = 40 per thread after the change: registers < 52 per thread after the change, while it paid where registers ≥ 56 per thread after the change (1.07x)",
+      why = "slowed bfs v0_naive.cu -> v0_naive.cu + persistent_grid bfs by 0.89x at registers = 19 per thread after the change: registers < 52 per thread after the change, while it paid where registers ≥ 56 per thread after the change (1.07x)",
     },
-    { "size.cols", ">=", 4608,
-      evidence = { 5, 6, 7, 8, 9, 10, 11, 12, 13 },
+    { "role.outputs_per_thread_slot", ">=", 39.27272727272727,
+      evidence = { 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 },
       source = "walk",
       support = {
         helped = 1,
-        not_helped = 8,
+        not_helped = 10,
       },
-      why = "slowed softmax v0_naive.cu -> v0_naive.cu + persistent_grid softmax by 0.95x at cols = 8192; slowed softmax v1_block_per_row.cu -> v1_block_per_row.cu + persistent_grid softmax by 0.80x at cols = 8192; slowed softmax v5_register_cache.cu -> v6_persistent.cu (at bench 3 (cols=32768)) by 0.99x at cols = 32768; and 5 more like them: cols ≥ 4608, while it paid where cols ≤ 1024 (1.07x)",
+      why = "slowed conv2d v0_naive.cu -> v0_naive.cu + persistent_grid conv2d by 0.98x at outputs per thread the device holds = 47.515; slowed conv2d v1_coalesced.cu -> v1_coalesced.cu + persistent_grid conv2d by 0.46x at outputs per thread the device holds = 47.515; slowed softmax v0_naive.cu -> v0_naive.cu + persistent_grid softmax by 0.95x at outputs per thread the device holds = 248.242; and 7 more like them: outputs per thread the device holds ≥ 39.273 (outputs per thread the device holds ≥ 39.273 after the change alike), while it paid where outputs per thread the device holds ≤ 31.03 (1.07x)",
     },
   },
   id = "persistent_grid",
@@ -50,7 +50,7 @@ return {
   observations = {
     file = "persistent_grid.observations.jsonl",
     n = 13,
-    sha256 = "4952f2967110f2e2cd8b4e6f9053de9992e35bdc4f41f30b141ab1ad01e973b2",
+    sha256 = "4d1f2ab43911bba9687e67880d3fd8e37c11150856b4f5b8e010a6406be6defe",
   },
   pattern = {
     transform = "persistent_grid",

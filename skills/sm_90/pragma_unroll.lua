@@ -67,7 +67,7 @@ return {
   observations = {
     file = "pragma_unroll.observations.jsonl",
     n = 253,
-    sha256 = "c60b5ecc12806cf88519e0cab40088c4dcc830efc9856a3ec216e1d60ff8f564",
+    sha256 = "b691dea8e5a29005857f807dc87be3eb4d45d1cf228584e70f19deb74f732685",
   },
   pattern = {
     transform = "pragma_unroll",

@@ -41,7 +41,7 @@ return {
   observations = {
     file = "register_blocking.observations.jsonl",
     n = 6,
-    sha256 = "76b5dc5dc601ee5e4e069b79843689807392cab7b1e56a5b9a91f95a1f8a412b",
+    sha256 = "41b352f242984874c243994346d7a810f5760e9dcef7193f8b00826dec1dfd75",
   },
   pattern = {
     transform = "register_blocking",

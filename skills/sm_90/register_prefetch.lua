@@ -50,7 +50,7 @@ return {
   observations = {
     file = "register_prefetch.observations.jsonl",
     n = 6,
-    sha256 = "9a8d90c6e8d72198f881fc2eff2791e667ffffac92d6a00cb1593e8afd21a42b",
+    sha256 = "4bd178770cecd5d9b9cce6142d85ec5c28c5378d110fcfc2407d5a7617338b65",
   },
   pattern = {
     transform = "register_prefetch",

@@ -31,7 +31,7 @@ return {
   observations = {
     file = "restrict.observations.jsonl",
     n = 24,
-    sha256 = "6244971bb16af41d6b419c3eff44c246754bb9ef390b412961c37978d58a8d59",
+    sha256 = "ac4b92d9fcca037ff988db525a2172e6f6b19b9a9511670f8a0beef5355f8dcb",
   },
   pattern = {
     transform = "restrict",

@@ -5,7 +5,7 @@ return {
     contradicting = 26,
     level = "low",
     supporting = 15,
-    why = "helped 15 of 41 labelled observations",
+    why = "helped 15 of 41 labelled observations; 2 facts keyed by a name refused as a condition: define.ALPHA (ALPHA is a name of the kernel or its spec), shared.tile.bank_ways (tile is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -26,14 +26,14 @@ return {
     27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48,
   },
   guards = {
-    { "define.ALPHA", "<", 12,
-      evidence = { 2, 3, 5, 7 },
+    { "launch.blocks", "<", 660,
+      evidence = { 1, 2, 12, 13, 14, 18, 19, 20, 25, 26, 29, 36, 48 },
       source = "walk",
       support = {
-        helped = 3,
+        helped = 12,
         not_helped = 1,
       },
-      why = "slowed bfs undo retune define:ALPHA -> undo retune define:BLOCK by 0.997x at ALPHA = 8: ALPHA < 12, while it paid where ALPHA ≥ 16 (1.43x)",
+      why = "slowed bfs undo retune define:ALPHA -> undo retune define:BLOCK by 0.997x at launch.blocks = 1: launch.blocks < 660 (launch.blocks < 578 after the change alike), while it paid where launch.blocks ≥ 1056 (1.18x) (though it also holds where it helped 3 times)",
     },
     { "occupancy_after", "<", 0.625,
       evidence = { 1, 3, 5, 7, 9, 11, 12, 13, 14, 15, 18, 19, 20, 25, 26, 29, 36, 48 },
@@ -53,14 +53,14 @@ return {
       },
       why = "was rejected (wrong) on raytrace undo retune define:BLOCK -> undo retune define:BLOCK at registers = 43 per thread; slowed softmax undo retune define:BLOCK -> v9_fused_stats.cu by 0.98x at registers = 64 per thread; slowed softmax undo retune define:BLOCK -> undo pragma_unroll cached_row:for#2 by 0.94x at registers = 64 per thread; and 6 more like them: registers ≥ 42 per thread, while it paid where registers ≤ 41 per thread (1.24x)",
     },
-    { "shared.tile.bank_ways", ">=", 18,
-      evidence = { 1, 36, 39, 41, 43, 46, 48 },
+    { "role.outputs_per_thread_slot", ">=", 131.87878787878788,
+      evidence = { 1, 3, 5, 7, 12, 13, 14, 18, 19, 20, 25, 26, 29, 39, 41, 43, 46 },
       source = "walk",
       support = {
-        helped = 3,
+        helped = 13,
         not_helped = 4,
       },
-      why = "slowed transpose undo retune define:TILE -> undo smem_padding transpose:tile by 0.78x at shared.tile.bank_ways = 32; slowed transpose undo retune define:TILE -> undo pragma_unroll transpose:for#3 by 0.78x at shared.tile.bank_ways = 32; slowed transpose undo retune define:TILE -> undo pragma_unroll transpose:for#1 by 0.78x at shared.tile.bank_ways = 32; and 1 more like it: shared.tile.bank_ways ≥ 18 (shared.tile.bank_ways ≥ 18 after the change alike), while it paid where shared.tile.bank_ways ≤ 4 (1.07x)",
+      why = "slowed transpose undo retune define:TILE -> undo smem_padding transpose:tile by 0.78x at outputs per thread the device holds = 248.242; slowed transpose undo retune define:TILE -> undo pragma_unroll transpose:for#3 by 0.78x at outputs per thread the device holds = 248.242; slowed transpose undo retune define:TILE -> undo pragma_unroll transpose:for#1 by 0.78x at outputs per thread the device holds = 248.242; and 1 more like it: outputs per thread the device holds ≥ 131.879 (outputs per thread the device holds ≥ 131.879 after the change alike), while it paid where outputs per thread the device holds ≤ 15.515 (1.40x) (though it also holds where it helped 2 times)",
     },
   },
   id = "retune",
@@ -74,7 +74,7 @@ return {
   observations = {
     file = "retune.observations.jsonl",
     n = 48,
-    sha256 = "8eef7d239b38bead83d7f48f0452e99a7c7a0e36b69ee373ecade5acbdcecfc3",
+    sha256 = "286a2da1de6a90564dfda7183d44b4b38d249f4d72e0e3547059e31902fd9942",
   },
   pattern = {
     transform = "retune",

@@ -31,7 +31,7 @@ return {
   observations = {
     file = "smem_padding.observations.jsonl",
     n = 4,
-    sha256 = "be8859720bedd0f2b8d379bd8fbc1ef84f6021d019d7fdf63231baa2a6af065c",
+    sha256 = "b709964eb4e20694cac4274d5d7157b12965303a44b771d02346b3a3d72929f8",
   },
   pattern = {
     transform = "smem_padding",

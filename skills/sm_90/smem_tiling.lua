@@ -31,7 +31,7 @@ return {
   observations = {
     file = "smem_tiling.observations.jsonl",
     n = 3,
-    sha256 = "477433e8d3c745a6bd68be6faaa50b0733e5237ad21f90a0ad18b60e174f4895",
+    sha256 = "ef3c37153a62db527302f83e6ada29049c53e26b26a6e2e56e446b6c9e2c55c2",
   },
   pattern = {
     transform = "smem_tiling",

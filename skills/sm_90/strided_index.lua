@@ -31,7 +31,7 @@ return {
   observations = {
     file = "strided_index.observations.jsonl",
     n = 3,
-    sha256 = "1d8d7cd4dd74731a49e1139b7f0610d6e25f07b8f40195cc3cd146efe4edc35c",
+    sha256 = "d7f30a9a0f9e889c3ff47d1449c991a29129c18be4c2921487b44bf92920b9c1",
   },
   pattern = {
     transform = "strided_index",

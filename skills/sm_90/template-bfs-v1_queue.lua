@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-bfs-v1_queue.observations.jsonl",
     n = 2,
-    sha256 = "fec27f3b809f9b1baa32943f4662978e1acc49d034c8df123d8b8a863b114c3c",
+    sha256 = "e11d9ffab37d80ed1bd1091344d1cbe2a744eadf442d6168fbd6a3f1dc425469",
   },
   pattern = {
     source = "\n/* ... */\n\n  int v = blockIdx.x * BLOCK + threadIdx.x;\n/* ... */\n\n  if (v >= V || level[v] != depth) return;\n/* ... */\n\n  bool labelled = false;\n/* ... */\n\n    // Two threads may both see -1 and both write depth + 1: the same value.\n    if (level[u] == -1) {\n      level[u] = depth + 1;\n      labelled = true;\n    }\n/* ... */\n\n  if (labelled) count[0] = 1;",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-bfs-v2_warp_gather.observations.jsonl",
     n = 2,
-    sha256 = "1f9e8884b247b5b2837cab24a3759071223e1a46223590e45bb13235fde6ed9d",
+    sha256 = "748603d68cc9a80650df1ad9e1a4e5e1dbedf440227bf419338da9b2bdb4c9c4",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  int i = blockIdx.x * BLOCK + threadIdx.x;\n/* ... */\ni\n/* ... */\n\n  int v = qa[i];\n/* ... */\n\n/* ... */\n\n  for (int e = row[v]; e < row[v + 1]; ++e) {\n    int u = col[e];\n    if (atomicCAS(&level[u], -1, depth + 1) == -1) qb[atomicAdd(&count[0], 1)] = u;\n  }",

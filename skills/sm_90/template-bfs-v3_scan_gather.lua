@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2 },
   guards = {
-    { "size.E", "<", 69203968,
+    { "role.intensity", "<", 2.249755859375,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed bfs v2_warp_gather.cu -> v3_scan_gather.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.30x at E = 4190208: E < 69203968 (V < 2621440 alike), while it paid where E ≥ 134217728 (1.65x)",
+      why = "slowed bfs v2_warp_gather.cu -> v3_scan_gather.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.30x at arithmetic intensity (flops/byte) = 0.5: arithmetic intensity (flops/byte) < 2.25 (arithmetic intensity (flops/byte) < 2.25 after the change, outputs per thread the device holds < 9.697, outputs per thread the device holds < 9.697 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 4 (1.65x)",
     },
   },
   id = "template-bfs-v3_scan_gather",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-bfs-v3_scan_gather.observations.jsonl",
     n = 2,
-    sha256 = "3f4834bb62833c800cb2ae48b63f4a773507fcf67308beae2049580ff4cc4995",
+    sha256 = "235fe5ba10a34b68d8df1127ccf273930a29d898512ea58a517858ee964ae29e",
   },
   pattern = {
     source = "\n#define WARPS 8  // warps per block: one frontier vertex each\n/* ... */\n\n\nstatic_assert(WARPS * 32 == BLOCK, \"one warp per frontier vertex\");\n/* ... */\n\n/* ... */\n\n\nextern \"C\" __global__ void bfs(int V, int depth, int frontier, const int *graph,\n                               int *level, int *qa, int *qb, int *count, unsigned *bits) {\n  int warp = (blockIdx.x * BLOCK + threadIdx.x) / 32, lane = threadIdx.x % 32;\n  if (warp >= frontier) return;\n  const int *row = graph, *col = graph + V + 1;\n  int v = qa[warp];\n  int end = row[v + 1];\n  for (int e = row[v] + lane; e < end; e += 32) {\n    int u = col[e];\n    if (atomicCAS(&level[u], -1, depth + 1) == -1) qb[atomicAdd(&count[0], 1)] = u;\n  }\n}",

@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2 },
   guards = {
-    { "size.E", "<", 69203968,
+    { "role.intensity", "<", 2.249755859375,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed bfs v3_scan_gather.cu -> v4_hybrid.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.99x at E = 4190208: E < 69203968 (V < 2621440 alike), while it paid where E ≥ 134217728 (1.31x)",
+      why = "slowed bfs v3_scan_gather.cu -> v4_hybrid.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.99x at arithmetic intensity (flops/byte) = 0.5: arithmetic intensity (flops/byte) < 2.25 (arithmetic intensity (flops/byte) < 2.25 after the change, outputs per thread the device holds < 9.697, outputs per thread the device holds < 9.697 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 4 (1.31x)",
     },
   },
   id = "template-bfs-v4_hybrid",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-bfs-v4_hybrid.observations.jsonl",
     n = 2,
-    sha256 = "eb6dace380b1a670a46e1083af4accb0100f010c40e3cbea8c6ab2a150d981c3",
+    sha256 = "1b9d9f3839a990c526ec0d941c3acdf83fbc4fbd541298c2fbcb5766a8ff2f6d",
   },
   pattern = {
     source = "\n/* ... */\n\n  int tid = threadIdx.x, i = blockIdx.x * BLOCK + tid;\n/* ... */\n\n/* ... */\n\n/* ... */\n",

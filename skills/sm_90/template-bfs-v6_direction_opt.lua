@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2 },
   guards = {
-    { "size.E", "<", 69203968,
+    { "role.intensity", "<", 2.249755859375,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed bfs v5_bitmask.cu -> v6_direction_opt.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.99x at E = 4190208: E < 69203968 (V < 2621440 alike), while it paid where E ≥ 134217728 (1.06x)",
+      why = "slowed bfs v5_bitmask.cu -> v6_direction_opt.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.99x at arithmetic intensity (flops/byte) = 0.5: arithmetic intensity (flops/byte) < 2.25 (arithmetic intensity (flops/byte) < 2.25 after the change, outputs per thread the device holds < 9.697, outputs per thread the device holds < 9.697 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 4 (1.06x)",
     },
   },
   id = "template-bfs-v6_direction_opt",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-bfs-v6_direction_opt.observations.jsonl",
     n = 2,
-    sha256 = "5f9f5454dbdd7874d07c447cc99fa15c0dd0d0436e9d0e5f95a2a564115c7f1d",
+    sha256 = "2f90f966d8c78278f05af9480d08737ae0f337a1125f338fd65f9ad1a9fba06e",
   },
   pattern = {
     source = "\n/* ... */\n\n  int tid = threadIdx.x, lane = tid % 32, i = blockIdx.x * BLOCK + tid;\n  int beg = 0, deg = 0;\n  if (i < frontier) {\n    int v = qa[i];\n    beg = row[v];\n    deg = row[v + 1] - beg;\n  }\n  // Block tier: one vertex of degree >= BLOCK at a time, all threads on it.\n  while (__syncthreads_or(deg >= BLOCK)) {\n    if (deg >= BLOCK) owner = tid;  // any one of the contenders wins\n    __syncthreads();\n    if (owner == tid) {\n      owner_beg = beg;\n      owner_deg = deg;\n      deg = 0;\n    }\n    __syncthreads();\n    int b = owner_beg, end = owner_beg + owner_deg;\n    for (int e = b + tid; e < end; e += BLOCK) {\n      int u = col[e];\n      visit(u, depth, bits, level, qb, count);\n    }\n    __syncthreads();  // owner_* are rewritten by the next round\n  }\n  // Warp tier: one vertex of degree >= 32 at a time per warp.\n  unsigned want;\n  while ((want = __ballot_sync(FULL, deg >= 32)) != 0) {\n    int leader = __ffs(want) - 1;\n    int b = __shfl_sync(FULL, beg, leader), d = __shfl_sync(FULL, deg, leader);\n    if (lane == leader) deg = 0;\n    for (int e = b + lane; e < b + d; e += 32) {\n      int u = col[e];\n      visit(u, depth, bits, level, qb, count);\n    }\n  }\n  // Scan tier: the remaining short lists, laid end to end.\n  int total;\n  int incl = block_scan(deg, warp_sums, &total);\n  ends[tid] = incl;\n  shift[tid] = beg - (incl - deg);\n  __syncthreads();\n  for (int base = 0; base < total; base += BLOCK) {\n    int e = base + tid;\n    if (e < total) {\n      int lo = 0, hi = BLOCK - 1;\n      while (lo < hi) {\n        int mid = (lo + hi) / 2;\n        if (ends[mid] > e) hi = mid; else lo = mid + 1;\n      }\n      int u = col[shift[lo] + e];\n      visit(u, depth, bits, level, qb, count);\n    }\n  }",

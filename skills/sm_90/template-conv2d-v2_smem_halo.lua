@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-conv2d-v2_smem_halo.observations.jsonl",
     n = 2,
-    sha256 = "3e22f9973ab93db8b4e10c47bbdc34abccd63c5f3f53eeb761a2ecaf20e169a7",
+    sha256 = "560344bd4d29e7fcfb3f6379a2238742a25eeac60ee8201ab4d2421e8b925ad2",
   },
   pattern = {
     source = "// v1: coalesced output mapping: the output column ow becomes the fastest-varying thread index, so a warp reads neighbouring inputs, writes one contiguous run of outputs and shares each weight as a broadcast.\n// y[n][k][oh][ow] = sum over c, r, s of x[n][c][oh+r-1][ow+s-1] * w[k][c][r][s]\n// (NCHW, KCRS, 3x3, stride 1, zero padding 1).\n// @kl launch grid(cdiv(N * K * H * W, BLOCK)) block(BLOCK)\n#define BLOCK 256\n/* ... */\n\n  long i = (long)blockIdx.x * BLOCK + threadIdx.x;\n  if (i >= (long)N * K * H * W) return;\n  int ow = (int)(i % W);\n  long rest = i / W;\n  int oh = (int)(rest % H);\n  rest /= H;\n  int k = (int)(rest % K);\n  int n = (int)(rest / K);\n/* ... */\n\n  for (int c = 0; c < C; ++c)\n    for (int r = 0; r < 3; ++r)\n      for (int s = 0; s < 3; ++s) {\n        int ih = oh + r - 1, iw = ow + s - 1;\n        if (ih >= 0 && ih < H && iw >= 0 && iw < W)\n          acc += x[(((long)n * C + c) * H + ih) * W + iw] * w[((k * C + c) * 3 + r) * 3 + s];\n      }\n  y[i] = acc;",

@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2 },
   guards = {
-    { "size.C", "<", 65.5,
+    { "role.intensity", "<", 149.77187285369718,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed conv2d v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3)) by 0.79x at C = 3: C < 65.5, while it paid where C ≥ 128 (1.93x)",
+      why = "slowed conv2d v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3)) by 0.79x at arithmetic intensity (flops/byte) = 13.187: arithmetic intensity (flops/byte) < 149.772 (arithmetic intensity (flops/byte) < 149.772 after the change, elements reduced into one output < 4716, elements reduced into one output < 93.5 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 286.356 (1.93x)",
     },
   },
   id = "template-conv2d-v4_smem_weights",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-conv2d-v4_smem_weights.observations.jsonl",
     n = 2,
-    sha256 = "7a9dc0a80ecf2afdd13a3f5279826b0f705a89eaddb1bbf974bef4865d12013a",
+    sha256 = "52ecf409a7c2e743d9d91c4f043fc8fa281f0f16795b6844b042070c36399643",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  __shared__ float tile[TH + 2][TW + 2];\n/* ... */\n\n/* ... */\n\n  for (int c = 0; c < C; ++c) {\n    const float *xc = x + ((long)n * C + c) * H * W;\n    for (int e = tid; e < (TH + 2) * (TW + 2); e += TW * TH) {\n      int ih = oh0 - 1 + e / (TW + 2), iw = ow0 - 1 + e % (TW + 2);\n      tile[e / (TW + 2)][e % (TW + 2)] =\n          (ih >= 0 && ih < H && iw >= 0 && iw < W) ? xc[ih * W + iw] : 0.0f;\n    }\n    __syncthreads();\n    float v[9];\n#pragma unroll\n    for (int r = 0; r < 3; ++r)\n#pragma unroll\n      for (int s = 0; s < 3; ++s) v[r * 3 + s] = tile[ty + r][tx + s];\n    // Weights are the same for the whole block: broadcast loads through L1.\n#pragma unroll\n    for (int j = 0; j < KB; ++j) {\n      const float *wk = w + ((k0 + j) * C + c) * 9;\n#pragma unroll\n      for (int t = 0; t < 9; ++t) acc[j] += v[t] * wk[t];\n    }\n    __syncthreads();\n  }",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v1_bvh_if_if.observations.jsonl",
     n = 2,
-    sha256 = "660581a1aafad1f2da48054f0c521ead2880a8bff0b6c9fc89c52a9035f82e99",
+    sha256 = "e4b35a6d22762488e38b45db512ff6de9627a1383f2617a2a0ccca981df23c41",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n\nextern \"C\" __global__ void raytrace(int W, int H, int G, int B, const float *scene, int *hit, int *work) {\n  int r = blockIdx.x * BLOCK + threadIdx.x;\n  if (r >= W * H) return;\n  int T = 2 * G * G + B;\n  const float *tris = scene + 16L * ((T + 1) / 2);\n  float3 o, d;\n  camera_ray(r, W, H, o, d);\n  float tbest = TBIG;\n  int ibest = -1;\n  for (int t = 0; t < T; ++t) {\n    const float *tri = tris + 12L * t;\n    intersect(o, d, make_float3(tri[0], tri[1], tri[2]), make_float3(tri[4], tri[5], tri[6]),\n              make_float3(tri[8], tri[9], tri[10]), t, tbest, ibest);\n  }\n  hit[r] = ibest;\n  (void)work;\n}",

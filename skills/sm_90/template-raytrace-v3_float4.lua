@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v3_float4.observations.jsonl",
     n = 2,
-    sha256 = "e5500533032aa1d79fdcc293151c8abc424a980f57a5b95b3d14cc410b301811",
+    sha256 = "7b015740639ba05278b59941c9cb444c69e8ebc890d71d02db19e069d71312be",
   },
   pattern = {
     source = "\n/* ... */\n\n    const float *tri = tris + 12L * t;\n    intersect(o, d, make_float3(tri[0], tri[1], tri[2]), make_float3(tri[4], tri[5], tri[6]),\n              make_float3(tri[8], tri[9], tri[10]), t, tbest, ibest);\n/* ... */\n\n  const float *nd = nodes + 16L * n;\n/* ... */\n\n  t0 = box_hit(o, inv, nd[0], nd[1], nd[2], nd[3], nd[8], nd[9], tmax);\n/* ... */\n\n  t1 = box_hit(o, inv, nd[4], nd[5], nd[6], nd[7], nd[10], nd[11], tmax);\n/* ... */\n\n  e0 = entry(__float_as_int(nd[12]), __float_as_int(nd[14]));\n/* ... */\n\n  e1 = entry(__float_as_int(nd[13]), __float_as_int(nd[15]));",

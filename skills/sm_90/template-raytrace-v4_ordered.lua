@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v4_ordered.observations.jsonl",
     n = 2,
-    sha256 = "93aa40fb5536e4e371b59d90f7ab94bd31841d0cc76077d052cb5e50a1d66bf0",
+    sha256 = "e9cb363c8990ff3a8170d40664db9a348c912f276f8f2b862dcb7b2c29fe30d5",
   },
   pattern = {
     source = "\n        if (t1 < t0) {  // nearer child first: its hits shrink tbest before the far one is tested\n          int te = e0;\n          e0 = e1;\n          e1 = te;\n        }",

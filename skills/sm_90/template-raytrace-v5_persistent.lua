@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v5_persistent.observations.jsonl",
     n = 2,
-    sha256 = "d87cfbd8f64e79a6b8a82c09a2482e0a78f7e13295c740b2055cf2cc9e09fdbf",
+    sha256 = "83340bd4f3431716a6ff26c471aeacbbebdf75bc099ff3a531929e132225747d",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n  int r = blockIdx.x * BLOCK + threadIdx.x;\n  if (r >= W * H) return;\n  int T = 2 * G * G + B;\n  const float *nodes = scene, *tris = scene + 16L * ((T + 1) / 2);\n  float3 o, d;\n  camera_ray(r, W, H, o, d);\n  float3 inv = make_float3(1.0f / d.x, 1.0f / d.y, 1.0f / d.z);\n  float tbest = TBIG;\n  int ibest = -1;\n  int stack[STACK];\n  int sp = 0;\n  stack[sp++] = DONE;\n  int e = 0;  // the root\n  // while-while: descend through inner nodes until this lane holds a leaf,\n  // then test leaves until it holds an inner node again.\n  while (e != DONE) {\n    while (e >= 0 && e != DONE) {\n      int e0, e1;\n      float t0, t1;\n      children(nodes, e, o, inv, tbest, e0, e1, t0, t1);\n      if (t0 < TBIG && t1 < TBIG) {\n        if (t1 < t0) {  // nearer child first: its hits shrink tbest before the far one is tested\n          int te = e0;\n          e0 = e1;\n          e1 = te;\n        }\n        stack[sp++] = e1;\n        e = e0;\n      } else if (t0 < TBIG) {\n        e = e0;\n      } else if (t1 < TBIG) {\n        e = e1;\n      } else {\n        e = stack[--sp];\n      }\n    }\n    while (e < 0) {\n      leaf(tris, e, o, d, tbest, ibest);\n      e = stack[--sp];\n    }\n  }\n  hit[r] = ibest;\n  (void)work;",

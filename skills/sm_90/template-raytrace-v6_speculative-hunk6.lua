@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v6_speculative-hunk6.observations.jsonl",
     n = 1,
-    sha256 = "a4a819ec73661fd15d4bf41440975ab93620b6117285fdb79afd9a4bc64420c4",
+    sha256 = "60699fa879f12ef9ea0f2f602caae31ff92a9ff12a20f710529c0b961b68a022",
   },
   pattern = {
     source = "\n      if (e < 0 && !parked) {\n        parked = true;\n        parked_e = e;\n        e = stack[--sp];\n      }",

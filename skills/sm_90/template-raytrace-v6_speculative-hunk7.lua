@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v6_speculative-hunk7.observations.jsonl",
     n = 1,
-    sha256 = "c11a4ed3dff0994904a444966a37d929f11fd2be6ce4bddaf1bd3a11fb48cf8e",
+    sha256 = "6893897ca0f5acac39978a85f7ad7adb03af55c9e96b39a02f648cbb13860ef2",
   },
   pattern = {
     source = "\n      // The vote only decides when to stop descending: any outcome is correct.\n      if (__all_sync(__activemask(), parked)) break;",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-raytrace-v6_speculative.observations.jsonl",
     n = 2,
-    sha256 = "b0205c97b608d114071682c60f9f413da99a40fe8ff929825cf46cf45b2a831f",
+    sha256 = "523106cdb037edf4bf39ab6a58122e186af557d8f2ce2194dbdb62e9b75acf53",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n",

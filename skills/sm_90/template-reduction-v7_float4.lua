@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-reduction-v7_float4.observations.jsonl",
     n = 2,
-    sha256 = "643bd280ae5358c5bee74427f08d92e6d0af2839d2975595cab7f6afb66634b9",
+    sha256 = "55adc9ed0b92f04ce34c17490805e7203235d725cdcf1afcefa1c55d6be42330",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  // A fixed grid walks the whole array: each thread adds many elements.\n  unsigned stride = 2 * BLOCK * gridDim.x;\n/* ... */\n\n  for (unsigned i = blockIdx.x * (2 * BLOCK) + tid; i < (unsigned)n; i += stride) {\n    v += x[i];\n    if (i + BLOCK < (unsigned)n) v += x[i + BLOCK];\n  }",

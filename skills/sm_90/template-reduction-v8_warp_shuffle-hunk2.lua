@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-reduction-v8_warp_shuffle-hunk2.observations.jsonl",
     n = 1,
-    sha256 = "ddc37b66466a65960b2451e2f00f32f713d526cd6713ca8ce62cdb9afa95d09f",
+    sha256 = "6926fcc8cb7699921f55a0d1335cfb96490a5c16a60de8052a13e9bb10829af8",
   },
   pattern = {
     source = "\n\nstatic_assert(BLOCK >= 64 && (BLOCK & (BLOCK - 1)) == 0, \"the tree needs a power-of-two block of at least 64\");",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-reduction-v8_warp_shuffle.observations.jsonl",
     n = 1,
-    sha256 = "b30afe3b115af0ed52be20d76d14fc4b31bda49278f47021efe48b5a030da274",
+    sha256 = "2db0635ef769f0d61f0e0407133ecd252c351391a03f99a4d9c2530f76058da5",
   },
   pattern = {
     source = "\n\nstatic_assert(BLOCK >= 64 && (BLOCK & (BLOCK - 1)) == 0, \"the tree needs a power-of-two block of at least 64\");\n/* ... */\n\n\n// The last six steps run inside warp 0 only, without __syncthreads. The\n// historical form read and wrote a volatile array with no barrier at all,\n// trusting the 32 threads of a warp to run in lockstep; since Volta they are\n// scheduled independently, so that form races. __syncwarp after each read\n// (before anyone writes) and after each write (before the next read) restores\n// the ordering the old code assumed.\n__device__ __forceinline__ void warp_reduce(float *sdata, int tid) {\n  float v = sdata[tid];\n#pragma unroll\n  for (int offset = 32; offset > 0; offset >>= 1) {\n    v += sdata[tid + offset];\n    __syncwarp();\n    sdata[tid] = v;\n    __syncwarp();\n  }\n}\n/* ... */\n\n  __shared__ float sdata[BLOCK];\n/* ... */\n\n  sdata[tid] = v;\n/* ... */\n\n#pragma unroll\n  for (int s = BLOCK / 2; s > 32; s >>= 1) {\n    if (tid < s) sdata[tid] += sdata[tid + s];\n    __syncthreads();\n  }\n  if (tid < 32) warp_reduce(sdata, tid);\n  if (tid == 0) partial[blockIdx.x] = sdata[0];",

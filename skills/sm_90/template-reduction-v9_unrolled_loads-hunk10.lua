@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-reduction-v9_unrolled_loads-hunk10.observations.jsonl",
     n = 1,
-    sha256 = "5508746e7b4caf11963390d6404f31cd3b22e0b93d8385a6cdc5321cfc504142",
+    sha256 = "b999ef2c7037056f4f2de4ab7ad60648ee5b095389ce72758d0fe60f12fe7c86",
   },
   pattern = {
     source = "\n  for (unsigned i = blockIdx.x * BLOCK + tid; i < n4; i += stride) {\n    float4 q = x4[i];\n    v += (q.x + q.y) + (q.z + q.w);\n  }",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-reduction-v9_unrolled_loads-hunk8.observations.jsonl",
     n = 1,
-    sha256 = "c560b0e0c8b384a28c80c1520942b8faaaaf6e2e1888fb5cf6eb6d49f06d33ae",
+    sha256 = "180505a63e0cb51021c0367cf07de114d09b1201758abec155e5d008e136f367",
   },
   pattern = {
     source = "\n  for (; i + (UNROLL - 1) * stride < n4; i += UNROLL * stride) {\n    float4 q[UNROLL];\n#pragma unroll\n    for (int u = 0; u < UNROLL; ++u) q[u] = x4[i + u * stride];\n#pragma unroll\n    for (int u = 0; u < UNROLL; ++u) acc[u] += (q[u].x + q[u].y) + (q[u].z + q[u].w);\n  }",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-reduction-v9_unrolled_loads.observations.jsonl",
     n = 2,
-    sha256 = "1b30a96fed71b37f46e087845bc98280c8407a7c461f2f8c9b701f1e6d30072e",
+    sha256 = "82f7b7404b071ca71f0f5eaf10661d5542e47ebd92a345ae26b93c77caebafe8",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n  for (unsigned i = blockIdx.x * BLOCK + tid; i < n4; i += stride) {\n    float4 q = x4[i];\n    v += (q.x + q.y) + (q.z + q.w);\n  }",

@@ -28,7 +28,7 @@ return {
   observations = {
     file = "template-sgemm-undo_double_buffer_sgemm_stages-hunk10.observations.jsonl",
     n = 1,
-    sha256 = "859f5913ccc7ad24057514de0207bc452360db598fdedbffc01ad4fb9e49449f",
+    sha256 = "c364b0ce062a0f77dc3cd40915e244233d291f95d69ad87b17d37e116b3cd23e",
   },
   pattern = {
     source = "\n\nstatic_assert(BK % 4 == 0 && BN % 4 == 0 && TM % 4 == 0 && TN % 4 == 0,\n              \"float4 paths need multiples of 4\");",

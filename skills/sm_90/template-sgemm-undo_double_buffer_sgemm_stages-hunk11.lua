@@ -28,7 +28,7 @@ return {
   observations = {
     file = "template-sgemm-undo_double_buffer_sgemm_stages-hunk11.observations.jsonl",
     n = 1,
-    sha256 = "58ef9e21bae03afe5740479c4633106f0a23d4e9f6a6c64bfefb392f70effdd2",
+    sha256 = "1ba1939418552c4503800b15ad31172d9df13ed690f218f9fbb249ef719fd516",
   },
   pattern = {
     source = "\nstatic_assert(WM == LANES_M * TM && WN == LANES_N * TN, \"warp tile must be covered by its lanes\");",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-sgemm-v6_warptile-hunk10.observations.jsonl",
     n = 1,
-    sha256 = "775ce4f721cc7ec9f3fcff848cf6b70ff195fc8f05efb1b50b4106ca92782a64",
+    sha256 = "7ce01461d25578312a0b774dbe92ac24ab34b2fd6447b2a1c53ce6af636b331a",
   },
   pattern = {
     source = "\n\nstatic_assert(BK % 4 == 0 && BN % 4 == 0 && TM % 4 == 0 && TN % 4 == 0,\n              \"float4 paths need multiples of 4\");",

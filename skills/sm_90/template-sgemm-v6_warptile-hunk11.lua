@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-sgemm-v6_warptile-hunk11.observations.jsonl",
     n = 1,
-    sha256 = "48a1f796a397d0c134350f043d4e41c5f3a20c250c89b343e44627dfb8acdd74",
+    sha256 = "340fafb1319f38db7d00e196bb3db5e5d0092a58c6fbf5043282ccbd9a980193",
   },
   pattern = {
     source = "\nstatic_assert(WM == LANES_M * TM && WN == LANES_N * TN, \"warp tile must be covered by its lanes\");",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-sgemm-v6_warptile.observations.jsonl",
     n = 2,
-    sha256 = "1f6a9aa5f66e6bb52d145372e36812f0d024067fdc31d8d2b3847187632cdb37",
+    sha256 = "97b62b19de453c49ada1cc80ebe455dd2ca3cbf8da2983b1b44c1a19d2a5d8e4",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n\nstatic_assert(BK % 4 == 0 && BN % 4 == 0 && TM % 4 == 0 && TN % 4 == 0,\n              \"float4 paths need multiples of 4\");\n/* ... */\n\n/* ... */\n\n  int thread_row = tid / (BN / TN);\n  int thread_col = tid % (BN / TN);\n/* ... */\n\n        *reinterpret_cast<float4 *>(&a_frag[i]) =\n            *reinterpret_cast<const float4 *>(&As[kk][thread_row * TM + i]);\n/* ... */\n\n        *reinterpret_cast<float4 *>(&b_frag[j]) =\n            *reinterpret_cast<const float4 *>(&Bs[kk][thread_col * TN + j]);\n/* ... */\n\n    int row = blockIdx.y * BM + thread_row * TM + i;\n/* ... */\n\n      int col = blockIdx.x * BN + thread_col * TN + j;",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-sgemm-v7_double_buffer-hunk8.observations.jsonl",
     n = 1,
-    sha256 = "9292891f7aef0cc9a321b888002ef5aed3c442e08db777d47b4168c3f4132694",
+    sha256 = "37c010426110fb4f36974f4e6f703ea5d60278189421099454bbe36636851582",
   },
   pattern = {
     source = "  // the tile in flight\n\n  // Prologue: stage 0 holds the first tile.\n#pragma unroll",

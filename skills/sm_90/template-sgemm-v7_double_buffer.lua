@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-sgemm-v7_double_buffer.observations.jsonl",
     n = 1,
-    sha256 = "95bc7c134474c0e960147dcb7824ebbe7a0be5a82a778a0dbb1beb35c922cd3f",
+    sha256 = "6fbefae5fce9709b6b6f67d7701cb931c891f44c6a47f31be190c35a22537384",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n  __shared__ float As[BK][BM];\n/* ... */\n  // transposed: As[k][m]\n  __shared__ float Bs[BK][BN];\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n\n#pragma unroll\n    for (int l = 0; l < BM * BK / 4 / THREADS; ++l) {\n      int idx = tid + l * THREADS;\n      int r = idx / (BK / 4), c = (idx % (BK / 4)) * 4;\n      float4 v = *reinterpret_cast<const float4 *>(&Ablock[r * K + k0 + c]);\n      As[c + 0][r] = v.x;\n      As[c + 1][r] = v.y;\n      As[c + 2][r] = v.z;\n      As[c + 3][r] = v.w;\n    }\n#pragma unroll\n    for (int l = 0; l < BK * BN / 4 / THREADS; ++l) {\n      int idx = tid + l * THREADS;\n      int r = idx / (BN / 4), c = (idx % (BN / 4)) * 4;\n      *reinterpret_cast<float4 *>(&Bs[r][c]) =\n          *reinterpret_cast<const float4 *>(&Bblock[(k0 + r) * N + c]);\n    }\n    __syncthreads();\n/* ... */\n\n        *reinterpret_cast<float4 *>(&a_frag[i]) =\n            *reinterpret_cast<const float4 *>(&As[kk][row0 + (i / 4) * WSUB_M]);\n/* ... */\n\n        *reinterpret_cast<float4 *>(&b_frag[j]) =\n            *reinterpret_cast<const float4 *>(&Bs[kk][col0 + (j / 4) * WSUB_N]);\n/* ... */\n\n    __syncthreads();",

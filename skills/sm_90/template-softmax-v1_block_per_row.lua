@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-softmax-v1_block_per_row.observations.jsonl",
     n = 3,
-    sha256 = "b170d6dd6bf2bb5799be8e964a31462c7d496f3398b0ec0f18ec2682a747f3b3",
+    sha256 = "603a756e4821793f732867f07e2d7c2e15169db0947931bf264e47d250f3a89f",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n  int r = blockIdx.x * BLOCK + threadIdx.x;\n  if (r >= rows) return;\n/* ... */\n\n  const float *xr = x + (long)r * cols;\n/* ... */\n\n  float *yr = y + (long)r * cols;\n/* ... */\n 0; c < cols; ++c\n/* ... */\n\n/* ... */\n 0; c < cols; ++c\n/* ... */\n\n/* ... */\n 0; c < cols; ++c\n/* ... */\n",

@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2, 3 },
   guards = {
-    { "size.cols", "<", 20480,
+    { "role.outputs_per_thread_slot", "<", 620.6060606060606,
       evidence = { 1, 2, 3 },
       source = "walk",
       support = {
         helped = 1,
         not_helped = 2,
       },
-      why = "slowed softmax v2_shuffle_reduce.cu -> v3_online.cu (at bench 2 (cols=1024)) by 0.95x at cols = 1024; slowed softmax v2_shuffle_reduce.cu -> v3_online.cu by 0.84x at cols = 8192: cols < 20480, while it paid where cols ≥ 32768 (1.21x)",
+      why = "slowed softmax v2_shuffle_reduce.cu -> v3_online.cu (at bench 2 (cols=1024)) by 0.95x at outputs per thread the device holds = 31.03; slowed softmax v2_shuffle_reduce.cu -> v3_online.cu by 0.84x at outputs per thread the device holds = 248.242: outputs per thread the device holds < 620.606 (outputs per thread the device holds < 620.606 after the change, elements reduced into one output < 20480, elements reduced into one output < 20480 after the change alike), while it paid where outputs per thread the device holds ≥ 992.97 (1.21x)",
     },
   },
   id = "template-softmax-v3_online",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-softmax-v3_online.observations.jsonl",
     n = 3,
-    sha256 = "9425dfc4c8052955b0d4bb0c8a1db030105c71091912c219b77094c9e62dedaa",
+    sha256 = "f2753611f0e5c0ca95a964db33108c4efe76dea2242b681231d9022ec1889f17",
   },
   pattern = {
     source = "\n/* ... */\n\n  float m = NEG_BIG;\n/* ... */\n m = fmaxf(m, xr[c]);\n/* ... */\n\n  m = block_max(m, buf);\n/* ... */\n\n  float s = 0.0f;\n/* ... */\n\n  for (int c = threadIdx.x; c < cols; c += BLOCK) s += expf(xr[c] - m);\n/* ... */\n\n  s = block_sum(s, buf);\n/* ... */\n yr[c] = expf(xr[c] - m) / s;",

@@ -23,23 +23,23 @@ return {
   },
   evidence = { 1, 2, 3 },
   guards = {
-    { "size.cols", "<", 4608,
+    { "role.outputs_per_thread_slot", "<", 139.63636363636363,
       evidence = { 2, 3 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed softmax v4_float4.cu -> v5_register_cache.cu (at bench 2 (cols=1024)) by 0.76x at cols = 1024: cols < 4608, while it paid where cols ≥ 8192 (1.45x)",
+      why = "slowed softmax v4_float4.cu -> v5_register_cache.cu (at bench 2 (cols=1024)) by 0.76x at outputs per thread the device holds = 31.03: outputs per thread the device holds < 139.636 (outputs per thread the device holds < 139.636 after the change, elements reduced into one output < 1152, elements reduced into one output < 1152 after the change alike), while it paid where outputs per thread the device holds ≥ 248.242 (1.45x)",
     },
-    { "size.cols", ">=", 20480,
+    { "role.outputs_per_thread_slot", ">=", 620.6060606060606,
       evidence = { 1, 3 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed softmax v4_float4.cu -> v5_register_cache.cu (at bench 3 (cols=32768)) by 0.80x at cols = 32768: cols ≥ 20480, while it paid where cols ≤ 8192 (1.45x)",
+      why = "slowed softmax v4_float4.cu -> v5_register_cache.cu (at bench 3 (cols=32768)) by 0.80x at outputs per thread the device holds = 992.97: outputs per thread the device holds ≥ 620.606 (outputs per thread the device holds ≥ 620.606 after the change, elements reduced into one output ≥ 5120, elements reduced into one output ≥ 5120 after the change alike), while it paid where outputs per thread the device holds ≤ 248.242 (1.45x)",
     },
   },
   id = "template-softmax-v5_register_cache",
@@ -53,7 +53,7 @@ return {
   observations = {
     file = "template-softmax-v5_register_cache.observations.jsonl",
     n = 3,
-    sha256 = "ca3a79fc3eabce4929bb5260119dd4a5d610f777e82821f08f40394ad8009645",
+    sha256 = "be17d9f26eaa8b404da0e0501750bced5fc5d0b40239fe13fc7fa7eb056f5f22",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n#define NEG_BIG (-3.402823466e38f)  // -FLT_MAX: the identity of max for finite inputs\n/* ... */\n\n/* ... */\n BLOCK / 32\n/* ... */\n BLOCK / 32\n/* ... */\n\n/* ... */\n\n/* ... */\n\n\nextern \"C\" __global__ void softmax(int rows, int cols, const float *x,\n                                   float *y) {\n  __shared__ float buf[BLOCK / 32];\n  const float *xr = x + (long)blockIdx.x * cols;\n  float *yr = y + (long)blockIdx.x * cols;\n  // cols % 4 == 0 keeps every row start 16-byte aligned.\n  const float4 *xr4 = reinterpret_cast<const float4 *>(xr);\n  float4 *yr4 = reinterpret_cast<float4 *>(yr);\n  int cols4 = cols >> 2;\n  float m = NEG_BIG, d = 0.0f;\n  for (int c = threadIdx.x; c < cols4; c += BLOCK) {\n    float4 q = xr4[c];\n    online_add(m, d, q.x);\n    online_add(m, d, q.y);\n    online_add(m, d, q.z);\n    online_add(m, d, q.w);\n  }\n  float row_max = block_max(m, buf);\n  float s = block_sum(d * expf(m - row_max), buf);\n  for (int c = threadIdx.x; c < cols4; c += BLOCK) {\n    float4 q = xr4[c];\n    yr4[c] = make_float4(expf(q.x - row_max) / s, expf(q.y - row_max) / s,\n                         expf(q.z - row_max) / s, expf(q.w - row_max) / s);\n  }\n  (void)rows;\n}",

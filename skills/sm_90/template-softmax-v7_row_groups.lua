@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2, 3 },
   guards = {
-    { "size.cols", ">=", 4608,
+    { "role.outputs_per_thread_slot", ">=", 139.63636363636363,
       evidence = { 1, 3 },
       source = "walk",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed softmax v6_persistent.cu -> v7_row_groups.cu by 0.99x at cols = 8192: cols ≥ 4608, while it paid where cols ≤ 1024 (1.76x)",
+      why = "slowed softmax v6_persistent.cu -> v7_row_groups.cu by 0.99x at outputs per thread the device holds = 248.242: outputs per thread the device holds ≥ 139.636 (outputs per thread the device holds ≥ 139.636 after the change, elements reduced into one output ≥ 20480 after the change alike), while it paid where outputs per thread the device holds ≤ 31.03 (1.76x)",
     },
   },
   id = "template-softmax-v7_row_groups",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-softmax-v7_row_groups.observations.jsonl",
     n = 3,
-    sha256 = "0a0f1bc5417d32a5c8534242fd89617807b8ea03b4b8555b1353dd4a3f10f248",
+    sha256 = "9b6cd019103729663292cd4ab81fc94359377aa592452952d1cefd8bd3d87be9",
   },
   pattern = {
     source = "\nstatic_assert(BLOCK % 32 == 0, \"whole warps only\");\n/* ... */\n\n\n// Block reductions: warp results go through one shared slot per warp, and\n// every thread adds the slots in the same order (deterministic). The\n// trailing barrier lets the next reduction reuse `buf`.\n__device__ float block_max(float v, float *buf) {\n  v = warp_max(v);\n  if (threadIdx.x % 32 == 0) buf[threadIdx.x / 32] = v;\n  __syncthreads();\n  float r = buf[0];\n  for (int w = 1; w < WARPS; ++w) r = fmaxf(r, buf[w]);\n  __syncthreads();\n  return r;\n}\n\n__device__ float block_sum(float v, float *buf) {\n  v = warp_sum(v);\n  if (threadIdx.x % 32 == 0) buf[threadIdx.x / 32] = v;\n  __syncthreads();\n  float r = buf[0];\n  for (int w = 1; w < WARPS; ++w) r += buf[w];\n  __syncthreads();\n  return r;\n}\n/* ... */\n\n\n// One row held in registers by the block: a single read, a single write.\n__device__ __forceinline__ void cached_row(const float4 *xr4, float4 *yr4,\n                                          int cols4, float *buf\n/* ... */\n\n  int g = threadIdx.x;\n/* ... */\n\n  int nv = (cols4 - g + BLOCK - 1) / BLOCK;\n/* ... */\n v[j] = xr4[g + j * BLOCK];\n/* ... */\n\n  m = block_max(m, buf);\n/* ... */\n\n  s = block_sum(s, buf);\n/* ... */\n\n      yr4[g + j * BLOCK] = make_float4(v[j].x / s, v[j].y / s, v[j].z / s, v[j].w / s);\n/* ... */\n\n/* ... */\n\n/* ... */\n\n    for (int r = blockIdx.x; r < rows; r += gridDim.x)\n      cached_row(reinterpret_cast<const float4 *>(x + (long)r * cols),\n                 reinterpret_cast<float4 *>(y + (long)r * cols), cols4, buf);\n/* ... */\n\n    float row_max = block_max(m, buf);\n/* ... */\n\n    float s = block_sum(d * expf(m - row_max), buf);",

@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2, 3 },
   guards = {
-    { "size.cols", "<", 20480,
+    { "role.outputs_per_thread_slot", "<", 620.6060606060606,
       evidence = { 1, 2, 3 },
       source = "walk",
       support = {
         helped = 1,
         not_helped = 2,
       },
-      why = "slowed softmax v7_row_groups.cu -> v8_block_1024.cu (at bench 2 (cols=1024)) by 0.97x at cols = 1024; slowed softmax v7_row_groups.cu -> v8_block_1024.cu by 0.96x at cols = 8192: cols < 20480, while it paid where cols ≥ 32768 (1.76x)",
+      why = "slowed softmax v7_row_groups.cu -> v8_block_1024.cu (at bench 2 (cols=1024)) by 0.97x at outputs per thread the device holds = 31.03; slowed softmax v7_row_groups.cu -> v8_block_1024.cu by 0.96x at outputs per thread the device holds = 248.242: outputs per thread the device holds < 620.606 (outputs per thread the device holds < 620.606 after the change, elements reduced into one output < 81920, elements reduced into one output < 322560 after the change alike), while it paid where outputs per thread the device holds ≥ 992.97 (1.76x)",
     },
   },
   id = "template-softmax-v8_block_1024",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-softmax-v8_block_1024.observations.jsonl",
     n = 3,
-    sha256 = "e5e3efb66d11a8c5b5390b732836afb13ffeec9e2d5fdaa308b1edd997206370",
+    sha256 = "9818b1fc1c7135b151fe2c3ef6ea20c2503bd857d22a9d991f2508b78cedc53f",
   },
   pattern = {
     source = "// v7: rows sized to the work: each row goes to the smallest power-of-two group of warps whose registers hold it (one warp per row for cols <= 128 * VEC, reduced by shuffles alone), and a block serves WARPS / group rows at once.\n// y[r][c] = exp(x[r][c] - max_r) / sum_c exp(x[r][c] - max_r), row-major rows x cols.\n// Three paths, chosen from cols inside the kernel (uniform over the grid):\n//   cols4 <= 32 * VEC          one warp per row, the row in registers, no barrier;\n//   cols4 <= BLOCK * VEC       a group of W warps per row, the row in registers;\n//   larger                     the whole block per row, online pass + output pass.\n// @kl launch grid(GRID_BLOCKS) block(BLOCK)\n// @kl requires cols % 4 == 0\n#define BLOCK 256\n/* ... */\n\n#define MIN_BLOCKS 4                   // resident blocks per SM: 1024 threads, so <= 64 registers each",

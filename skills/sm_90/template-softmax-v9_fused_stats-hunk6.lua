@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-softmax-v9_fused_stats-hunk6.observations.jsonl",
     n = 1,
-    sha256 = "af32e893782217b66eb03d1cdab3e63e501940d77c04f232761ffa9d7e3d9ad9",
+    sha256 = "2cad273f46107b10d0239a3166247036c56e5f3f36006066f2f05d57a34d245e",
   },
   pattern = {
     source = "\n  m = width == 0 ? warp_max(m) : group_max(m, buf, first, width);",

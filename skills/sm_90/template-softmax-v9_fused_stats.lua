@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-softmax-v9_fused_stats.observations.jsonl",
     n = 3,
-    sha256 = "2b2ef106360b33cb69b1df11480bf2a42a3e6bac8736e8dd60b78ec43903feeb",
+    sha256 = "142bc37a4561f01c8c1fbfc52b93474398f2d2c3c664c31115581e95b5edc643",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n/* ... */\n\n  m = width == 0 ? warp_max(m) : group_max(m, buf, first, width);\n/* ... */\n\n  s = width == 0 ? warp_sum(s) : group_sum(s, buf, first, width);\n/* ... */\n\n      yr4[g + j * team] = make_float4(v[j].x / s, v[j].y / s, v[j].z / s, v[j].w / s);\n/* ... */\n\n  __shared__ float buf[WARPS];",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-transpose-v1_smem_tile.observations.jsonl",
     n = 2,
-    sha256 = "089e68a736eceb3e6ab2d7d49032f9e237b35d887e6f638453ba7680907d55b2",
+    sha256 = "92ea6f1d40a21ba29ba8128d5e1bdf2ef3feb70b300684a569d5181a0330769e",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  int c = blockIdx.x * TILE + threadIdx.x;\n/* ... */\n\n  int r = blockIdx.y * TILE + threadIdx.y;\n/* ... */\n out[c * rows + r] = in[r * cols + c];\n/* ... */\n\n/* ... */\n\n/* ... */\n\n/* ... */\n",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-transpose-v3_multi_row.observations.jsonl",
     n = 2,
-    sha256 = "add22b63ae39c9d88953abc8b607b556320de8661502f63d8876df43fad19f8c",
+    sha256 = "5104264f1656dfdf462423003f182d55ccf367e29b6b381183c37bd03a701410",
   },
   pattern = {
     source = "\n/* ... */\n\n/* ... */\n\n  if (r < rows && c < cols) tile[ty][tx] = in[r * cols + c];\n/* ... */\n\n  if (out_r < cols && out_c < rows) out[out_r * rows + out_c] = tile[tx][ty];",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-transpose-v4_float4.observations.jsonl",
     n = 2,
-    sha256 = "7089fe3b5e40a8c821b3533b7cb5d90449ba454b0847e475348bb7c2fcd0bf8f",
+    sha256 = "a3d0061dcacee0a3b89bd3b7a47ec8f11fc8bbef331488e61d8280dbd65642cc",
   },
   pattern = {
     source = "\n#define BLOCK_ROWS 8\n/* ... */\n\n\nstatic_assert(TILE % BLOCK_ROWS == 0, \"the block must step through the tile evenly\");\n/* ... */\n\n  int c = blockIdx.x * TILE + tx;\n/* ... */\n\n#pragma unroll\n  for (int k = 0; k < TILE; k += BLOCK_ROWS)\n    if (r + k < rows && c < cols) tile[ty + k][tx] = in[(r + k) * cols + c];\n/* ... */\n\n  int out_c = blockIdx.y * TILE + tx;\n/* ... */\n\n#pragma unroll\n  for (int k = 0; k < TILE; k += BLOCK_ROWS)\n    if (out_r + k < cols && out_c < rows)\n      out[(out_r + k) * rows + out_c] = tile[tx][ty + k];",

@@ -23,14 +23,14 @@ return {
   },
   evidence = { 1, 2 },
   guards = {
-    { "size.cols", "<", 5120,
+    { "launch.blocks", "<", 34816,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed transpose v4_float4.cu -> v5_multi_float4.cu (at bench 2 (cols=2048, rows=2048)) by 0.99x at cols = 2048: cols < 5120 (rows < 5120 alike), while it paid where cols ≥ 8192 (1.02x)",
+      why = "slowed transpose v4_float4.cu -> v5_multi_float4.cu (at bench 2 (cols=2048, rows=2048)) by 0.99x at launch.blocks = 4096: launch.blocks < 34816 (launch.blocks < 34816 after the change, outputs per thread the device holds < 131.879, outputs per thread the device holds < 131.879 after the change alike), while it paid where launch.blocks ≥ 65536 (1.02x)",
     },
   },
   id = "template-transpose-v5_multi_float4",
@@ -44,7 +44,7 @@ return {
   observations = {
     file = "template-transpose-v5_multi_float4.observations.jsonl",
     n = 2,
-    sha256 = "72903748c4561c43cca50cb97c4ff92675f9219bfba3241090b11b94cff9ab48",
+    sha256 = "30169e45265242fd8f41f894240f5bfb0436a175b5e3aaf8d40a1005c00961f1",
   },
   pattern = {
     source = "\n/* ... */\n\n\nstatic_assert(TILE % 4 == 0, \"a tile row must hold whole float4\");\n/* ... */\n\n  // cols % 4 == 0, so c < cols means all four columns are inside.\n  if (r < rows && c < cols) {\n    float4 v = *reinterpret_cast<const float4 *>(&in[r * cols + c]);\n    tile[ty][tx * 4 + 0] = v.x;\n    tile[ty][tx * 4 + 1] = v.y;\n    tile[ty][tx * 4 + 2] = v.z;\n    tile[ty][tx * 4 + 3] = v.w;\n  }\n/* ... */\n  // first of 4 input rows\n  if (out_r < cols && out_c < rows) {\n    float4 v = make_float4(tile[tx * 4 + 0][ty], tile[tx * 4 + 1][ty],\n                           tile[tx * 4 + 2][ty], tile[tx * 4 + 3][ty]);\n    *reinterpret_cast<float4 *>(&out[out_r * rows + out_c]) = v;\n  }",

@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-transpose-v6_tile64-hunk1.observations.jsonl",
     n = 1,
-    sha256 = "1058c70768d935d29eab27502644ef27f0338b23a3a34b3350d8cb9732353b4e",
+    sha256 = "6fe8b8f702fd49a7f045237536e145f873ab7ea9aee6b36edce3105de7a6fa5b",
   },
   pattern = {
     source = "// v5: several float4 per thread: a (TILE / 4) x BLOCK_ROWS block moves the tile in TILE / BLOCK_ROWS row steps, so each thread keeps several independent 16-byte loads in flight.\n// out (cols x rows) = transpose of in (rows x cols), both row-major.\n// @kl launch grid(cdiv(cols, TILE), cdiv(rows, TILE)) block(cdiv(TILE, 4), BLOCK_ROWS)\n// @kl requires rows % 4 == 0 && cols % 4 == 0\n#define TILE 32",

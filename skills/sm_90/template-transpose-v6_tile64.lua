@@ -34,7 +34,7 @@ return {
   observations = {
     file = "template-transpose-v6_tile64.observations.jsonl",
     n = 1,
-    sha256 = "87e1f7009c72639a5d43bbab1be5bf7e85ba4a4a670da19354aa0cf53719559b",
+    sha256 = "7f19029b5f403684e37cffe0b88760c8d76d148bc439a84f0d76d6c760d4f273",
   },
   pattern = {
     source = "// v5: several float4 per thread: a (TILE / 4) x BLOCK_ROWS block moves the tile in TILE / BLOCK_ROWS row steps, so each thread keeps several independent 16-byte loads in flight.\n// out (cols x rows) = transpose of in (rows x cols), both row-major.\n// @kl launch grid(cdiv(cols, TILE), cdiv(rows, TILE)) block(cdiv(TILE, 4), BLOCK_ROWS)\n// @kl requires rows % 4 == 0 && cols % 4 == 0\n#define TILE 32\n/* ... */\n\n#define BLOCK_ROWS 8",

@@ -31,7 +31,7 @@ return {
   observations = {
     file = "unroll_last_warp.observations.jsonl",
     n = 4,
-    sha256 = "511ae742fd12ba4e8ad2aaadad8079b1188cbe6c11fd6269f431a1805fe62d72",
+    sha256 = "19a0db14c3ba7af96acdf96847d8057b3ff17200404988950e8738bee55118b0",
   },
   pattern = {
     transform = "unroll_last_warp",

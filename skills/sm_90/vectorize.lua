@@ -41,7 +41,7 @@ return {
   observations = {
     file = "vectorize.observations.jsonl",
     n = 6,
-    sha256 = "eb05f1f3ba32f26a90e9076ccd91680377a878bac44c0fdb12dd3f218571f4f0",
+    sha256 = "6784ee06fdd1df22a22581fb12588420a36a9cf22c54c0cb4181c25fed018b58",
   },
   pattern = {
     transform = "vectorize",

@@ -5,7 +5,7 @@ return {
     contradicting = 9,
     level = "low",
     supporting = 5,
-    why = "helped 5 of 14 labelled observations",
+    why = "helped 5 of 14 labelled observations; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
   },
   effect = {
     resources = {
@@ -31,19 +31,19 @@ return {
   observations = {
     file = "warp_shuffle.observations.jsonl",
     n = 17,
-    sha256 = "7585edf3fd6758e62c5ad3e2728a8cba54db410c7695123187d14239a46b557e",
+    sha256 = "24d3916321137da884fa23d44bfdb96bf0cae80f4c325a034f468e753b921bdd",
   },
   pattern = {
     transform = "warp_shuffle",
   },
   preconditions = {
-    { "launch.blocks", ">=", 4624,
-      evidence = { 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 15, 16, 17 },
+    { "role.reduction.length", "<", 20480,
+      evidence = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 15, 16, 17 },
       support = {
         helped = 5,
-        not_helped = 8,
+        not_helped = 9,
       },
-      why = "held wherever it helped (5 of 5), and fails where it did not: launch.blocks < 4624",
+      why = "held wherever it helped (5 of 5), and fails where it did not: elements reduced into one output ≥ 20480",
     },
   },
   schema = 1,

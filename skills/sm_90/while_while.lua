@@ -31,7 +31,7 @@ return {
   observations = {
     file = "while_while.observations.jsonl",
     n = 2,
-    sha256 = "26535f8811ad489bfd518ef465259d6b4fefc25ab2714066997d40e6c87f2347",
+    sha256 = "5daff17289ed8ada021fb607d726f4189999d8561a974e73f49d1217dc0687cd",
   },
   pattern = {
     transform = "while_while",

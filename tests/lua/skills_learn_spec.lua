@@ -85,25 +85,27 @@ local function blocktiling()
 end
 
 describe("skills.learn: guards found on their own", function()
-  it("2D blocktiling lost at sgemm 1024^3 and paid at 4096^3: a guard on the size that names both", function()
+  it("2D blocktiling lost at sgemm 1024^3 and paid at 4096^3: a guard on the launch that names both", function()
     local r = learn.skill("register_blocking", blocktiling())
     expect(#r.guards):equals(1)
     local g = r.guards[1]
-    expect(g[1]):matches("^size%.[MNK]$")
+    -- M, N and K split the cases too, but they are sgemm's names
+    -- (issue 33): the grid's size says it of any kernel
+    expect(g[1]):equals("launch.blocks")
     expect(g[2]):equals("<")
-    expect(g[3]):equals(2560)
-    expect(g.why):contains("slowed sgemm v3_blocktile_1d.cu -> v4_blocktile_2d.cu by 0.81x at ")
-    expect(g.why):contains(" = 1024: ")
-    -- at square sizes M, N and K split the cases alike: the why says so
-    expect(g.why):contains("K < 2560 (M < 2560, N < 2560 alike), while it paid where ")
-    expect(g.why):contains(" ≥ 4096 (1.30x)")
+    expect(g[3]):equals(1088)
+    expect(g.why):contains("slowed sgemm v3_blocktile_1d.cu -> v4_blocktile_2d.cu by 0.81x at launch.blocks = 128: ")
+    -- the grid before and after the change split the cases alike: the why says so
+    expect(g.why):contains("launch.blocks < 1088 (launch.blocks < 544 after the change alike), while it paid where ")
+    expect(g.why):contains("launch.blocks ≥ 2048 (1.30x)")
+    expect(r.confidence.why):contains("size.K (K is a workload parameter), size.M (M is a workload parameter)")
     expect(g.source):equals("walk")
     expect(g.support):equals({ helped = 2, not_helped = 1 })
     expect(#g.evidence):equals(3)
     -- the precondition is the same cut, said the other way
     expect(#r.preconditions):equals(1)
     expect(r.preconditions[1][2]):equals(">=")
-    expect(r.preconditions[1][3]):equals(2560)
+    expect(r.preconditions[1][3]):equals(1088)
     expect(r.preconditions[1].support):equals({ helped = 2, not_helped = 1 })
     expect(r.confidence.supporting):equals(2)
     expect(r.confidence.contradicting):equals(1)
@@ -129,12 +131,21 @@ describe("skills.learn: guards found on their own", function()
     for _, o in ipairs(list) do o.transform = nil end
     local r = learn.skill("template:softmax:3", list)
     expect(r.id):equals("template-softmax-3")
+    -- only softmax's own name for the row length separates them: no guard
+    -- (issue 33), the failure is unexplained and the why names the fact
+    expect(#r.guards):equals(0)
+    expect(#r.unexplained):equals(1)
+    expect(r.unexplained[1].why):contains("slowed softmax v2_shuffle_reduce.cu -> v3_online.cu by 0.93x")
+    expect(r.confidence.why):contains("size.cols (cols is a workload parameter)")
+    -- the row's length as a role says it of any kernel
+    for i, c in ipairs({ 8192, 32768, 1024 }) do list[i].facts["role.reduction.length"] = c end
+    r = learn.skill("template:softmax:3", list)
     expect(#r.guards):equals(1)
-    expect(r.guards[1][1]):equals("size.cols")
+    expect(r.guards[1][1]):equals("role.reduction.length")
     expect(r.guards[1][2]):equals("<")
     expect(r.guards[1][3]):equals(20480)
-    expect(r.guards[1].why):contains("slowed softmax v2_shuffle_reduce.cu -> v3_online.cu by 0.93x at cols = 8192")
-    expect(r.guards[1].why):contains("while it paid where cols ≥ 32768 (1.21x)")
+    expect(r.guards[1].why):contains("slowed softmax v2_shuffle_reduce.cu -> v3_online.cu by 0.93x at elements reduced into one output = 8192")
+    expect(r.guards[1].why):contains("while it paid where elements reduced into one output ≥ 32768 (1.21x)")
     expect(r.materialize):equals({ template = { before = "float m = max(x)", after = "online max and sum" } })
     expect(r.pattern):equals({ source = "float m = max(x)" })
     -- one success cannot say which of its facts made it pay: the guard
@@ -173,13 +184,18 @@ describe("skills.learn: guards found on their own", function()
     }
     for _, o in ipairs(list) do o.transform = nil end
     local r = learn.skill("template-conv2d-8", list)
+    -- conv2d's C is its name for the input channels: refused (issue 33)
+    expect(#r.guards):equals(0)
+    expect(r.confidence.why):contains("size.C (C is a workload parameter)")
+    -- the channels as the reduction's length: 9 taps a channel
+    list[1].facts["role.reduction.length"], list[2].facts["role.reduction.length"] = 9 * 128, 9 * 3
+    r = learn.skill("template-conv2d-8", list)
     expect(#r.guards):equals(1)
     local g = r.guards[1]
-    -- a slowdown: magnitude before divisibility (C = 3 is odd, too)
-    expect(g[1]):equals("size.C")
+    expect(g[1]):equals("role.reduction.length")
     expect(g[2]):equals("<")
-    expect(g[3]):equals(65.5)
-    expect(g.why):contains("slowed conv2d v7_double_buffer.cu -> v8_winograd.cu by 0.65x at C = 3: C < 65.5, while it paid where C ≥ 128 (1.41x)")
+    expect(g[3]):equals(589.5)
+    expect(g.why):contains("slowed conv2d v7_double_buffer.cu -> v8_winograd.cu by 0.65x at elements reduced into one output = 27: elements reduced into one output < 589.5, while it paid where elements reduced into one output ≥ 1152 (1.41x)")
   end)
 
   it("every step that needed more than about 16 B of spill stopped paying in conv2d", function()
@@ -217,14 +233,15 @@ describe("skills.learn: guards found on their own", function()
       obs(merged(step, { outcome = "wrong", measured = false, facts = f(1002), facts_after = f(1002) })),
     }
     local r = learn.skill("vectorize", list)
-    expect(#r.guards):equals(1)
-    expect(r.guards[1][1]):equals("size.cols.div4")
-    expect(r.guards[1][3]):equals(false)
-    expect(r.guards[1].why):contains("gave wrong results on softmax v3_online.cu -> v4_float4.cu where cols % 4 ≠ 0")
+    -- cols % 4 is softmax's name: refused (issue 33); no role fact yet says
+    -- a length's divisibility, so the wrong result stays unexplained
+    expect(#r.guards):equals(0)
+    expect(#r.unexplained):equals(1)
+    expect(r.unexplained[1].why):contains("gave wrong results on softmax v3_online.cu -> v4_float4.cu")
+    expect(r.confidence.why):contains("size.cols.div4 (cols is a workload parameter)")
     -- an emu wrong is a failure, though it has no speed
     expect(r.confidence.contradicting):equals(1)
     expect(r.effect.speedup.n):equals(2)
-    expect(describe_c.holds(r.guards[1], { ["size.cols.div4"] = false })):is_true()
   end)
 
   it("a failure no fact separates is unexplained, not guarded", function()
@@ -406,7 +423,7 @@ describe("skills.transfer", function()
     local rs = learn.repository(blocktiling())
     local moved, changes = assert(transfer.repository(rs, "sm_90"))
     expect(changes[1].lines[1]):equals("no condition and no occupancy changed")
-    expect(moved[1].guards[1][3]):equals(2560)
+    expect(moved[1].guards[1][3]):equals(1088)
     expect(moved[1].observations[1].facts.occupancy):equals(0.75)
     expect(moved[1].observations[1].facts_after.occupancy):equals(0.25)
     rs[1].observations = nil
@@ -435,7 +452,9 @@ describe("skills.learn: from the H200 walk journals", function()
     expect(r.id):equals("double_buffer")
     expect(#r.evidence):equals(3)
     expect(r.confidence):equals({ supporting = 2, contradicting = 1, level = "low",
-                                  why = "helped 2 of 3 labelled observations" })
+                                  why = "helped 2 of 3 labelled observations; 2 facts keyed by a name refused as a condition: "
+                                    .. "define.A_LOADS_after (A_LOADS is an integer constant), "
+                                    .. "define.B_LOADS_after (B_LOADS is an integer constant)" })
     expect(#r.guards):equals(1)
     local g = r.guards[1]
     -- Not sgemm's K against conv2d's K (sizes of two lineages mean two

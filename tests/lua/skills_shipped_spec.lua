@@ -5,7 +5,6 @@
 -- serializer writes for it. tests/skills/old_layout/ holds two records as
 -- they were shipped before their observations moved beside them: they
 -- load to the same records as the shipped ones.
-local serialize = require "klineage.skills.serialize"
 local store = require "klineage.skills.store"
 
 local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
@@ -76,7 +75,7 @@ describe("skills/sm_90", function()
     expect(longest):at_least(50)
   end)
 
-  it("holds the records the layout before gave: two of them, kept as they were shipped, load the same", function()
+  it("reads the records the layout before gave: two of them, kept as they were shipped, load with their observations", function()
     local old, problems = store.load(OLD_LAYOUT)
     expect(#problems):equals(0)
     expect(#old):equals(2)
@@ -86,12 +85,13 @@ describe("skills/sm_90", function()
       local text = read(OLD_LAYOUT .. "/" .. r.id .. ".lua")
       check(text:find("\n  observations = {\n    {", 1, true), "%s is not of the old layout", r.id)
       expect(#r.observations):at_least(2)
-      -- serialize.value tells 64 from 64.0, as the learner does
-      expect(serialize.value(r)):equals(serialize.value(by_id[r.id]))
-      -- and written again, it is the shipped files
+      -- the same evidence as the shipped record (which was learned again
+      -- since, by a learner that refuses name-keyed facts: its conditions differ)
+      expect(#r.observations):equals(#by_id[r.id].observations)
+      -- and written again, it is the new layout: the observations beside it
       local lua, observations = assert(store.text(r))
-      expect(lua):equals(read(store.path(shipped, r.id)))
-      expect(observations):equals(read(store.observations_path(shipped, r.id)))
+      check(not lua:find("\n  observations = {\n    {", 1, true), "%s: written again in the old layout", r.id)
+      expect(#observations):at_least(1)
       check(line_count(lua) * 4 < line_count(text), "%s: %d lines, the old layout %d", r.id, line_count(lua), line_count(text))
     end
   end)
@@ -155,7 +155,7 @@ describe("skills/sm_90", function()
       local r = by_id[id]
       if not r then fail("no skill %s", id) end
       for _, g in ipairs(r.guards) do
-        if g[1] == fact then
+        if g[1] == fact or (fact == "role.*" and g[1]:match("^role%.")) then
           for _, e in ipairs(g.evidence) do
             if e.lineage == lineage and (e.outcome == "hurt" or e.outcome == "wrong" or e.outcome == "rejected")
               and (not size or (e.size or ""):find(size, 1, true)) then return g end
@@ -166,10 +166,11 @@ describe("skills/sm_90", function()
     end
     -- 2D blocktiling (sgemm v3 -> v4) lost at 1024^3 and paid at 4096^3
     expect(guard("register_blocking", "launch.blocks", "sgemm", "M=1024").source):equals("probe")
-    -- online softmax lost at 1024 and 8192 columns and won at 32768
-    guard("template-softmax-v3_online", "size.cols", "softmax")
+    -- online softmax lost at 1024 and 8192 columns and won at 32768: said
+    -- by the kernel's roles, never by the spec's name for the columns
+    guard("template-softmax-v3_online", "role.*", "softmax")
     -- Winograd lost at C = 3 (0.65x) and paid at C = 128
-    expect(guard("template-conv2d-v8_winograd", "size.C", "conv2d", "C=3").source):equals("probe")
+    expect(guard("template-conv2d-v8_winograd", "role.*", "conv2d", "C=3").source):equals("probe")
     -- the bfs queue lost on both graphs; raytrace's persistent threads did not pay on either scene
     expect(require("klineage.skills.record").never_helped(by_id["template-bfs-v1_queue"])):equals(true)
     expect(require("klineage.skills.record").never_helped(by_id["template-raytrace-v5_persistent"])):equals(true)

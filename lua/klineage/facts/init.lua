@@ -12,7 +12,11 @@
 --     opts = { workload = w (klineage.workload.load), params = p (merged over
 --              w.params), arch = "sm_90", compile = kl.nvrtc result
 --              (compiled here when absent and opts.compile ~= false),
---              record = gate record }
+--              record = gate record, sm_count = the device's SMs (role
+--              facts; default klineage.facts.roles.SM_COUNT[arch]),
+--              roles = false: no role facts }
+--     role.* facts (klineage.facts.roles) say what the kernel's parts do
+--     with no name of its own in their keys: the ones skills learn on
 --   facts.for_arch(f, arch [, compile]) -> f2 | nil, failure
 --     the same kernel at another arch: arch.* and occupancy.* recomputed
 --     from f's register and shared-memory numbers; with a compile result
@@ -25,6 +29,7 @@
 -- A fact that could not be computed is absent, never 0: no record, no
 -- profile facts; no compile (no NVRTC, or it failed), no resources.
 local annotations = require "klineage.workload.annotations"
+local roles = require "klineage.facts.roles"
 local static = require "klineage.facts.static"
 local verdicts = require "klineage.base.verdicts"
 local vocabulary = require "klineage.facts.vocabulary"
@@ -325,6 +330,9 @@ local function of_(unit_or_source, fn_name, opts)
   if type(res) == "table" then add_resources(f, res, fn_name) end
   add_occupancy(f, arch)
   M.profile(f, opts.record)
+  if opts.roles ~= false then
+    roles.add(f, { text = source, fn_name = fn_name, workload = w, params = p, arch = arch, sm_count = opts.sm_count })
+  end
   return f
 end
 

@@ -14,6 +14,7 @@
 --                    read, write, atomic (name), addr = { lane -> byte offset },
 --                    active (lanes that take the access), loops = { loop... } } }
 --   prog.loops     { { node, frame, trips = n | "n" (grows with the workload),
+--                    trips_at (lane 0's count at the given params, when known),
 --                    init = vec, step = vec, grid_step (the step grows with
 --                    gridDim), unrolled (a #pragma unroll), depth } }
 --   prog.calls     { { node, frame, name } } every call, builtins included
@@ -815,6 +816,7 @@ function Prog:add_loop(loop, f)
     local a = self:trips(parts, loop, f, 1, 1)
     local b = self:trips(parts, loop, f, 2, 1)
     if a and b and a == b then rec.trips = a else rec.trips = "n" end
+    rec.trips_at = a
     rec.init = parts.init and self:eval(parts.init, f, 1) or nil
     rec.step = parts.amount and self:eval(parts.amount, f, 1) or vec_of(parts.step_op == "-=" and -1 or 1)
     if parts.amount then

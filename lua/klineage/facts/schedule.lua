@@ -12,7 +12,16 @@
 --             block = { x, y, z } | nil, threads, map_x (the name that moves
 --             the output one element a lane, when there is one), per_trip =
 --             { [outputs|inputs.per_thread] = the most elements one growing
---             loop moves a trip } }
+--             loop moves a trip }, traffic = { access... }, loops = the
+--             lanes' loops }
+--     access = { base (the pointer parameter), read, write, atomic (name),
+--                class (as global.<P>.load classes it), sectors (a warp's),
+--                active (lanes that take it), elements (an access moves),
+--                loops (the lanes' loops around it), grows (one of them grows
+--                with the problem), trips_at (the product of their trips at
+--                the params, when known), offsets (each active lane's byte
+--                offset from a common base, nil when they have none), written
+--                (the kernel writes the parameter somewhere) }
 --   schedule.kernels(text) -> { name... } the __global__ functions with a body
 --
 -- The lanes (klineage.facts.lanes) are the first warp of a block at its
@@ -496,6 +505,31 @@ local function build(text, unit, fn, kernel, opts)
     if e.width > 1 then set("global." .. name .. ".width", e.width, "a " .. (e.width * (elem_of_param[name] or 4)) .. "-byte access") end
   end
   set("atomics.global", set_text(atomics.global), "atomic calls on global memory")
+
+  -- every global access a lane takes, as data (klineage.facts.roles reads it)
+  local traffic = {}
+  for _, a in ipairs(prog.accesses) do
+    if a.space == "global" then
+      local cls, sec = classify_global(a)
+      if cls ~= "idle" then
+        local active = 0
+        for l = 1, lanes.WARP do if a.active[l] then active = active + 1 end end
+        local loops, grows, at = {}, false, 1
+        for i, lp in ipairs(a.loops) do
+          loops[i] = lp
+          if lp.trips == "n" then grows = true end
+          local n = math.type(lp.trips) == "integer" and lp.trips or lp.trips_at
+          at = at and n and at * math.max(n, 0) or nil
+        end
+        traffic[#traffic + 1] = {
+          base = a.base, read = a.read and not a.atomic or false, write = a.write or false, atomic = a.atomic,
+          class = cls, sectors = sec, active = active, elements = math.max(a.width // math.max(elem_of(a), 1), 1),
+          loops = loops, grows = grows, trips_at = at, offsets = (addr_parts(a)), node = a.node, frame = a.frame,
+          written = written[a.base] or false,
+        }
+      end
+    end
+  end
   set("atomics.shared", set_text(atomics.shared), "atomic calls on shared memory")
 
   -- shared arrays: their role
@@ -799,7 +833,8 @@ local function build(text, unit, fn, kernel, opts)
       end
     end
   end
-  return { kernel = kernel, features = F, why = why, block = block, threads = threads, map_x = map_x, per_trip = per_trip }
+  return { kernel = kernel, features = F, why = why, block = block, threads = threads, map_x = map_x, per_trip = per_trip,
+           traffic = traffic, loops = prog.loops }
 end
 
 function M.signature(text, kernel, opts)

@@ -69,11 +69,46 @@ local function short(fact)
   return fact:match("^size%.([%w_]+)$") or fact:match("^define%.([%w_]+)$") or fact
 end
 
+-- The role facts (klineage.facts.roles) in words: what the kernel does.
+local ROLE_SUBJECT = {
+  ["role.pattern"] = "the kernel's pattern",
+  ["role.dominant.stride"] = "its heaviest global access",
+  ["role.operands"] = "read-only operands",
+  ["role.operands.reused"] = "operands read more than once an element",
+  ["role.reduction.length"] = "elements reduced into one output",
+  ["role.outputs_per_thread_slot"] = "outputs per thread the device holds",
+  ["role.intensity"] = "arithmetic intensity (flops/byte)",
+  ["role.bound"] = "its measured bound",
+}
+local PATTERN_WORDS = { row_reduce = "a reduction along rows", col_reduce = "a reduction down columns",
+  contraction = "a contraction", elementwise = "elementwise", stencil = "a stencil", gather = "a gather",
+  scatter = "a scatter", scan = "a scan", other = "none of the known patterns" }
+
+local function role_said(base, op, v)
+  if base == "role.pattern" and (op == "==" or op == "~=") and PATTERN_WORDS[v] then
+    return "the kernel is " .. (op == "~=" and "not " or "") .. PATTERN_WORDS[v]
+  end
+  if base == "role.dominant.stride" and (op == "==" or op == "~=") then
+    return "its heaviest global access is " .. (op == "~=" and "not " or "") .. tostring(v)
+  end
+  if base == "role.dominant.store" and type(v) == "boolean" then
+    return "its heaviest global access is " .. (((op == "==") == v) and "a store" or "a load")
+  end
+  if base == "role.bound" and (op == "==" or op == "~=") then
+    return "it was measured " .. (op == "~=" and "not " or "") .. (v == "memory" and "memory bound" or tostring(v) .. " bound")
+  end
+  local subject = ROLE_SUBJECT[base]
+  if subject then return subject .. " " .. SHOWN[op] .. " " .. M.value(base, v) end
+end
+
 local function said(fact, op, v)
   local base, after = base_of(fact)
   local text
   local div = divisibility(base)
-  if div and type(v) == "boolean" then
+  local role = base:match("^role%.") and role_said(base, op, v)
+  if role then
+    text = role
+  elseif div and type(v) == "boolean" then
     local holds = (op == "==") == v
     text = div .. (holds and " == 0" or " ≠ 0")
   elseif type(v) == "boolean" then

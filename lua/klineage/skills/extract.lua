@@ -27,6 +27,7 @@
 -- the journal, or from NVRTC here when the journal has none (the walk's
 -- first kernel), and profile facts from that evaluation.
 local facts = require "klineage.facts"
+local roles = require "klineage.facts.roles"
 local files = require "klineage.base.files"
 local journal = require "klineage.store.journal"
 local stepdiff = require "klineage.pattern.stepdiff"
@@ -114,6 +115,30 @@ local function facts_of(run, sha, arch, params)
   return values or nil
 end
 
+-- Every name the kernels of a step and the run's spec chose (sorted):
+-- the learner refuses a fact whose key embeds one (klineage.facts.roles).
+local function names_of(run, shas)
+  local set = {}
+  for _, sha in ipairs(shas) do
+    run.names = run.names or {}
+    if run.names[sha] == nil then
+      local text, got = text_of(run, sha), false
+      if text then
+        local unit = require("kl.source").parse(text)
+        local fn
+        for _, x in ipairs(unit:functions()) do if x:name() == run.w.kernel and x:body() then fn = x end end
+        got = roles.names(unit, fn, run.w)
+      end
+      run.names[sha] = got
+    end
+    for n in pairs(run.names[sha] or {}) do set[n] = true end
+  end
+  local out = {}
+  for n in pairs(set) do out[#out + 1] = n end
+  table.sort(out)
+  return out
+end
+
 -- The step's hunks (T to F) as a template's two sides.
 local function template_of(run, t_sha, f_sha)
   local t, f = text_of(run, t_sha), text_of(run, f_sha)
@@ -187,7 +212,7 @@ function M.folder(dir, opts)
             outcome = outcome_of(r.verdict or "ok", effect), verdict = r.verdict or "ok",
             speedup = effect.measured and effect.speedup or nil, ci = effect.measured and effect.ci or nil,
             measured = effect.measured == true, size = r.size,
-            facts = before, facts_after = after,
+            facts = before, facts_after = after, names = names_of(run, { r.to, r.from }),
             template = s.template and template_of(run, r.to, r.from) or nil,
             -- from: the kernel the optimization starts at; candidate: what it gives
             evidence = { run = run.id, key = r.key, from = r.to, candidate = r.from, kind = r.kind },

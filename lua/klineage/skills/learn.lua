@@ -12,6 +12,9 @@
 --   learn.canonical(v) -> a text that is equal for equal plain values
 --       (keys sorted): merge dedupes by it, tests compare records with it
 --   learn.learnable(name) -> true when the fact may be a condition
+--   learn.names(observations) -> { [name] = what } the names they chose
+--   learn.name_keyed(fact, names) -> name, why | nil: the name a fact's
+--       key embeds (then it is never a condition)
 --   learn.keep_facts(flat) -> the flat facts a record keeps (learnable +
 --       what transfer needs to recompute occupancy)
 --   learn.copy(plain) -> a deep copy of plain data
@@ -30,7 +33,8 @@
 --     facts, facts_after (flat, the vocabulary's names), evidence = { run,
 --     key [, candidate, kind = "walk_step" | "walk_evidence" | "probe"] },
 --     backend, arch, [template = { before, after }], [example = { before,
---     after }], [pattern = "<pattern text>"], [intent = sentence] }
+--     after }], [pattern = "<pattern text>"], [intent = sentence],
+--     [names = { name... } every name the kernels and their spec chose] }
 --   learn uses skill, outcome, measured, speedup, facts, facts_after,
 --   evidence, lineage/from/to/verdict (in the English), transform/params/
 --   template/pattern/example/intent (materialize, pattern, example); it
@@ -62,6 +66,17 @@
 -- occupancy, sectors per request, bank conflicts): time, GB/s and GFLOP/s
 -- are the workload's size as much as the kernel's, and on the H200
 -- journals they made conditions that split lineages, not contexts.
+--
+-- Names are refused. A fact whose key embeds a name that a kernel or its
+-- spec chose (access.A.coalesced, size.cols, define.ALPHA, shared.As.*)
+-- holds only where that name is used: it is never a precondition or a
+-- guard (learn.name_keyed). The names are the observations' own (their
+-- `names`: parameters, buffers, sizes, constants, the kernel's locals)
+-- and, for observations extracted before they carried them, the names
+-- their facts' keys hold in a name's place (facts/vocabulary.lua's
+-- <param>, <P>, <B>, <NAME>, <array>). The role facts (role.*, facts/
+-- roles.lua) say the same of any kernel. Where a refused fact would have
+-- been a condition, confidence.why names it.
 --
 -- Preconditions: decision stumps. Candidates are, per fact, "fact >= t"
 -- and "fact < t" at the midpoints t between its sorted distinct values,
@@ -106,6 +121,7 @@
 -- smem_per_block, occupancy and spill_stores, where both are known.
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
+local roles = require "klineage.facts.roles"
 local cite = require "klineage.skills.refs"
 
 local M = {}
@@ -175,6 +191,7 @@ local LEARNABLE = {
   "^define%.[%w_]+$",
   "^profile%.pct_of_roofline$", "^profile%.dram_throughput_pct$", "^profile%.achieved_occupancy$",
   "^profile%.smem_bank_conflicts$", "^profile%.global_ld_bytes_per_sector_pct$", "^profile%.sectors_per_request$",
+  "^role%.[%w_%.]+$",
 }
 
 -- Kept in a record's observations though never a condition: what
@@ -279,6 +296,26 @@ end
 
 M.values = values_of
 
+-- The names the observations' kernels and specs chose: their `names`, and
+-- what their facts' keys hold in a name's place.
+function M.names(observations)
+  local out = {}
+  for _, o in ipairs(observations) do
+    for _, n in ipairs(type(o.names) == "table" and o.names or {}) do
+      if type(n) == "string" then out[n] = out[n] or "a name of the kernel or its spec" end
+    end
+    for _, list in ipairs({ o.facts or {}, o.facts_after or {} }) do
+      for k in pairs(list) do
+        local n, why = roles.name_in(k, {})
+        if n and not out[n] then out[n] = why:match("^[%w_]+ is (.*)$") or "a name of the kernel" end
+      end
+    end
+  end
+  return out
+end
+
+function M.name_keyed(fact, names) return roles.name_in(fact, names) end
+
 -- A skill measured only where it did not pay (the bfs queue lost on both
 -- graphs) has nothing to separate and so no condition: it is blocked by
 -- its evidence instead, everywhere, until an observation shows it paying.
@@ -348,8 +385,9 @@ end
 
 -- ---- candidates -------------------------------------------------------------------------
 
--- Every candidate condition over the facts of `rows` ({ values }...).
-local function candidates(rows)
+-- Every candidate condition over the facts of `rows` ({ values }...);
+-- with names, those over a name-keyed fact go to the second list instead.
+local function candidates(rows, names)
   local by_fact = {}
   for _, r in ipairs(rows) do
     for k, v in pairs(r.values) do
@@ -357,8 +395,11 @@ local function candidates(rows)
       by_fact[k][v] = true
     end
   end
-  local out = {}
+  local out, refused = {}, {}
   for _, name in ipairs(sorted_keys(by_fact)) do
+    local list = out
+    if names and roles.name_in(name, names) then list = refused end
+    local out = list
     local seen = by_fact[name]
     local numbers, others = {}, {}
     for v in pairs(seen) do
@@ -379,7 +420,7 @@ local function candidates(rows)
       if type(v) == "string" then out[#out + 1] = { name, "~=", v } end
     end
   end
-  return out
+  return out, refused
 end
 
 -- Of rows, those where c is known and holds / known and fails.
@@ -419,10 +460,11 @@ end
 
 -- ---- preconditions ----------------------------------------------------------------------
 
-local function learn_preconditions(helped, not_helped, all)
-  if #helped < M.MIN_HELPED or #not_helped == 0 then return {} end
+-- The candidates that hold wherever it helped and exclude some
+-- not-helped observation.
+local function valid_preconditions(list, helped, not_helped)
   local valid = {}
-  for _, c in ipairs(candidates(all)) do
+  for _, c in ipairs(list) do
     local hy = split(c, helped)
     if #hy == #helped then
       local _, excluded = split(c, not_helped)
@@ -435,6 +477,15 @@ local function learn_preconditions(helped, not_helped, all)
       end
     end
   end
+  return valid
+end
+
+-- refused: a set the name-keyed facts that would have been valid go to.
+local function learn_preconditions(helped, not_helped, all, names, refused)
+  if #helped < M.MIN_HELPED or #not_helped == 0 then return {} end
+  local allowed, named = candidates(all, names)
+  local valid = valid_preconditions(allowed, helped, not_helped)
+  for _, v in ipairs(valid_preconditions(named, helped, not_helped)) do refused[v.c[1]] = true end
   local chosen, covered, used = {}, {}, {}
   while #chosen < M.MAX_PRECONDITIONS do
     local best, best_gain
@@ -574,13 +625,15 @@ local function alike(c, cands, rows, correctness)
   return out
 end
 
-local function learn_guards(helped, failures, all)
+local function learn_guards(helped, failures, all, names, refused)
   local guards, unexplained = {}, {}
   if #failures == 0 then return guards, unexplained end
-  local cands = candidates(all)
+  local cands, named = candidates(all, names)
   local by_key, order = {}, {}
   for _, f in ipairs(failures) do
     local g = #helped > 0 and best_guard(f, failures, helped, cands) or nil
+    local n = #helped > 0 and #named > 0 and best_guard(f, failures, helped, named) or nil
+    if n and (not g or #n.violations < #g.violations) then refused[n.c[1]] = true end
     if not g then
       unexplained[#unexplained + 1] = {
         evidence = { ref_of(f.obs) },
@@ -761,7 +814,22 @@ function M.skill(id, observations, opts)
     pattern = { source = template.before ~= "" and template.before or template.after }
   else error("learn.skill: '" .. id .. "' has no transform, template or pattern to match by", 2) end
 
-  local guards, unexplained = learn_guards(helped, failures, rows)
+  local names, refused = M.names(obs), {}
+  local guards, unexplained = learn_guards(helped, failures, rows, names, refused)
+  local preconditions = learn_preconditions(helped, not_helped, rows, names, refused)
+  local confidence = learn_confidence(#obs, helped, not_helped)
+  local said = {}
+  for fact in pairs(refused) do said[#said + 1] = fact end
+  if #said > 0 then
+    table.sort(said, function(a, b) return natural(a) < natural(b) end)
+    local shown = {}
+    for i = 1, math.min(#said, 3) do
+      local _, why = roles.name_in(said[i], names)
+      shown[i] = said[i] .. " (" .. why .. ")"
+    end
+    confidence.why = confidence.why .. string.format("; %d fact%s keyed by a name refused as a condition: %s%s", #said,
+      #said == 1 and "" or "s", table.concat(shown, ", "), #said > 3 and string.format(" and %d more", #said - 3) or "")
+  end
   local evidence = {}
   for i, o in ipairs(obs) do evidence[i] = cite.full(o) end
   local arch = opts.arch or first_with(obs, "arch") or "sm_90"
@@ -773,11 +841,11 @@ function M.skill(id, observations, opts)
     intent = intent_of(transform, obs, opts),
     materialize = materialize,
     pattern = pattern,
-    preconditions = learn_preconditions(helped, not_helped, rows),
+    preconditions = preconditions,
     guards = guards,
     unexplained = #unexplained > 0 and unexplained or nil,
     effect = learn_effect(obs),
-    confidence = learn_confidence(#obs, helped, not_helped),
+    confidence = confidence,
     evidence = evidence,
     example = copy(first_with(obs, "example", best)),
     observations = obs,
