@@ -45,11 +45,13 @@ uint64_t kl_randgen_key(uint64_t seed, uint64_t stream) {
 
 uint64_t kl_randgen_bits(uint64_t key, uint64_t index) { return fin(key + (index + 1) * GAMMA); }
 
-/* 2^e for small |e|, exact. */
+/* 2^e, exact, for -1022 <= e <= 1023 (every use here is in [-63, 0]):
+ * the double whose exponent field is e + 1023 and whose fraction is 0, as
+ * the device generator builds it. */
 static double pow2(int e) {
-  double r = 1.0;
-  double f = e >= 0 ? 2.0 : 0.5;
-  for (int i = e >= 0 ? e : -e; i > 0; i--) r *= f;
+  uint64_t bits = (uint64_t)(e + 1023) << 52;
+  double r;
+  memcpy(&r, &bits, sizeof r);
   return r;
 }
 
