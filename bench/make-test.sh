@@ -2,7 +2,9 @@
 # bench/make-test.sh BUILD [CPUS] [JOBS]
 # How long `make test`'s test run takes: ctest over every test but the
 # labels gpu, slurm and long, as the Makefile runs it, with an empty cache
-# (as a clean clone has: every emu kernel and cubin compiled anew) and,
+# (as a clean clone has: every emu kernel and cubin compiled anew), no
+# timing history (ctest orders the tests by their COST properties alone, as
+# in a clean clone; the build's own history is put back afterwards) and,
 # when CPUS is given (e.g. 0,1), pinned to those processors with taskset,
 # so that a larger machine measures a 2-core one. The build itself is not
 # timed. Prints the ten longest tests, the time per label, and the
@@ -17,7 +19,9 @@ if [ $# -lt 1 ] || [ ! -x "$1/bin/klineage" ]; then
 fi
 build=$(cd "$1" && pwd) cpus=${2:-} jobs=${3:-2}
 work=$(mktemp -d "${TMPDIR:-/tmp}/kl-make-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+history="$build/Testing/Temporary/CTestCostData.txt"
+[ -f "$history" ] && mv "$history" "$work/history"
+trap '[ -f "$work/history" ] && mv "$work/history" "$history"; rm -rf "$work"' EXIT INT TERM
 pin=
 if [ -n "$cpus" ]; then
   command -v taskset >/dev/null || { echo "bench/make-test.sh: taskset is needed to pin to $cpus" >&2; exit 2; }

@@ -45,11 +45,13 @@ uint64_t kl_randgen_key(uint64_t seed, uint64_t stream) {
 
 uint64_t kl_randgen_bits(uint64_t key, uint64_t index) { return fin(key + (index + 1) * GAMMA); }
 
-/* 2^e for small |e|, exact. */
+/* 2^e, exact, for -1022 <= e <= 1023 (every use here is in [-63, 0]):
+ * the double whose exponent field is e + 1023 and whose fraction is 0, as
+ * the device generator builds it. */
 static double pow2(int e) {
-  double r = 1.0;
-  double f = e >= 0 ? 2.0 : 0.5;
-  for (int i = e >= 0 ? e : -e; i > 0; i--) r *= f;
+  uint64_t bits = (uint64_t)(e + 1023) << 52;
+  double r;
+  memcpy(&r, &bits, sizeof r);
   return r;
 }
 
@@ -57,6 +59,12 @@ double kl_randgen_uniform(uint64_t bits, int significant_bits) {
   uint64_t k = bits >> (64 - significant_bits);
   return (double)k * pow2(1 - significant_bits) - 1.0;
 }
+
+/* 1 / (2k + 1) for k = 0..10, as the series below adds them: each a
+ * correctly rounded quotient, whether the compiler folds it or the CPU
+ * divides. */
+static const double inv_odd[11] = {1.0 / 1.0,  1.0 / 3.0,  1.0 / 5.0,  1.0 / 7.0,  1.0 / 9.0, 1.0 / 11.0,
+                                   1.0 / 13.0, 1.0 / 15.0, 1.0 / 17.0, 1.0 / 19.0, 1.0 / 21.0};
 
 double kl_randgen_log_spec(uint64_t n) {
   int h = 63 - __builtin_clzll(n);
@@ -69,7 +77,7 @@ double kl_randgen_log_spec(uint64_t n) {
   double s = (m - 1.0) / (m + 1.0);
   double t = s * s;
   double p = 1.0 / 23.0;
-  for (int k = 10; k >= 0; k--) p = p * t + 1.0 / (double)(2 * k + 1);
+  for (int k = 10; k >= 0; k--) p = p * t + inv_odd[k];
   return (double)e * 0x1.62e42fefa39efp-1 + (2.0 * s) * p;
 }
 
@@ -96,6 +104,51 @@ double kl_randgen_normal(uint64_t bits) {
   uint64_t a = bits >> 40;
   uint32_t c = (uint32_t)((bits >> 16) & 0xFFFFFFu);
   return __builtin_sqrt(-2.0 * kl_randgen_log_spec(a + 1)) * kl_randgen_cos2pi_spec(c);
+}
+
+/* kl_randgen_normal of NORMAL_LANES elements at once: the same operations
+ * on each, in lockstep, so that the elements' chains of dependent
+ * divisions (the cosine's series) overlap instead of waiting on each
+ * other: about twice the throughput, the same bits. */
+#define NORMAL_LANES 4
+static void normal_lanes(const uint64_t bits[NORMAL_LANES], double out[NORMAL_LANES]) {
+  double s[NORMAL_LANES], t[NORMAL_LANES], p[NORMAL_LANES], x[NORMAL_LANES], xx[NORMAL_LANES], c[NORMAL_LANES];
+  int e[NORMAL_LANES];
+  unsigned q[NORMAL_LANES];
+  for (int j = 0; j < NORMAL_LANES; j++) {
+    /* kl_randgen_log_spec(a + 1), up to its series */
+    uint64_t n = (bits[j] >> 40) + 1;
+    int h = 63 - __builtin_clzll(n);
+    double m = (double)n * pow2(-h);
+    e[j] = h - 24;
+    if (m > 0x1.6a09e667f3bcdp+0) {
+      m = m * 0.5;
+      e[j] = e[j] + 1;
+    }
+    s[j] = (m - 1.0) / (m + 1.0);
+    t[j] = s[j] * s[j];
+    p[j] = 1.0 / 23.0;
+    /* kl_randgen_cos2pi_spec(c), up to its series */
+    uint32_t cb = (uint32_t)((bits[j] >> 16) & 0xFFFFFFu);
+    q[j] = (cb >> 22) & 3u;
+    double r = (double)(cb & 0x3FFFFFu) * pow2(-22);
+    x[j] = r * 0x1.921fb54442d18p+0;
+    xx[j] = x[j] * x[j];
+    c[j] = 1.0;
+  }
+  for (int k = 10; k >= 0; k--)
+    for (int j = 0; j < NORMAL_LANES; j++) p[j] = p[j] * t[j] + inv_odd[k];
+  /* quadrants 0 and 2 the cosine's series, 1 and 3 the sine's */
+  for (int k = 12; k >= 1; k--)
+    for (int j = 0; j < NORMAL_LANES; j++)
+      c[j] = 1.0 - (xx[j] * c[j]) / (double)((q[j] & 1) ? (2 * k) * (2 * k + 1) : (2 * k - 1) * (2 * k));
+  for (int j = 0; j < NORMAL_LANES; j++) {
+    double lg = (double)e[j] * 0x1.62e42fefa39efp-1 + (2.0 * s[j]) * p[j];
+    double cs;
+    if ((q[j] & 1) == 0) cs = q[j] == 0 ? c[j] : -c[j];
+    else cs = q[j] == 1 ? -(x[j] * c[j]) : x[j] * c[j];
+    out[j] = __builtin_sqrt(-2.0 * lg) * cs;
+  }
 }
 
 int64_t kl_randgen_int(uint64_t bits, int64_t lo, int64_t hi) {
@@ -287,7 +340,17 @@ int kl_randgen_fill(kl_dtype type, const kl_init *init, uint64_t seed, uint64_t 
   }
   uint64_t key = kl_randgen_key(seed, stream);
   int b = significant_bits(type);
-  for (size_t i = 0; i < count; i++, p += size) {
+  size_t i = 0;
+  if (init->kind == KL_INIT_NORMAL) {
+    for (; i + NORMAL_LANES <= count; i += NORMAL_LANES) {
+      uint64_t bits[NORMAL_LANES];
+      double v[NORMAL_LANES];
+      for (int j = 0; j < NORMAL_LANES; j++) bits[j] = kl_randgen_bits(key, first + i + j);
+      normal_lanes(bits, v);
+      for (int j = 0; j < NORMAL_LANES; j++, p += size) kl_store_double(type, v[j], p);
+    }
+  }
+  for (; i < count; i++, p += size) {
     uint64_t bits = kl_randgen_bits(key, first + i);
     switch (init->kind) {
     case KL_INIT_UNIFORM: kl_store_double(type, kl_randgen_uniform(bits, b), p); break;

@@ -70,8 +70,32 @@ static void fiber_main(void *arg) {
 
 /* --- hooks called from kernel code -------------------------------------- */
 
+/* Whether two waiting fibers called from the same source line (unknown
+ * sites, from code not compiled against the prelude, count as the same). */
+static int same_site(const kl_fiber *a, const kl_fiber *b) {
+  if (!a->pub.site_file || !b->pub.site_file) return 1;
+  return a->pub.site_line == b->pub.site_line &&
+         (a->pub.site_file == b->pub.site_file || strcmp(a->pub.site_file, b->pub.site_file) == 0);
+}
+
+/* Notes the site of a fiber arriving at a block barrier. When no two known
+ * sites of the arrivals differ, every thread is at the same barrier as
+ * thread 0 is in split_barrier's sense (an unknown site matches any), so
+ * the release need not look at their records. */
+static void note_barrier_site(kl_block *b, const kl_fiber *f) {
+  const char *file = f->pub.site_file;
+  if (!file || b->bar_split) return;
+  if (!b->bar_file) {
+    b->bar_file = file;
+    b->bar_line = f->pub.site_line;
+  } else if (b->bar_line != f->pub.site_line || (b->bar_file != file && strcmp(b->bar_file, file) != 0)) {
+    b->bar_split = 1;
+  }
+}
+
 static int hook_sync_block(kl_emu_thread *self, int kind, int pred) {
   kl_fiber *f = (kl_fiber *)self;
+  note_barrier_site(f->block, f);
   STATE(f) = FIBER_BLOCK_WAIT;
   f->block->pred_sum += pred != 0;
   yield(f);
@@ -333,14 +357,6 @@ static int pick_other(const kl_fiber *f, const void *ctx) {
   return !pick_same_exchange(f, ctx) && ((w->mask >> f->pub.lane) & 1);
 }
 
-/* Whether two waiting fibers called from the same source line (unknown
- * sites, from code not compiled against the prelude, count as the same). */
-static int same_site(const kl_fiber *a, const kl_fiber *b) {
-  if (!a->pub.site_file || !b->pub.site_file) return 1;
-  return a->pub.site_line == b->pub.site_line &&
-         (a->pub.site_file == b->pub.site_file || strcmp(a->pub.site_file, b->pub.site_file) == 0);
-}
-
 /* Appends " at file:line" when the site is known. */
 static void append_site(char *out, size_t n, const kl_fiber *f) {
   size_t len = strlen(out);
@@ -444,6 +460,8 @@ int kl_emu_run_block(kl_block *b, unsigned long long index) {
   b->n = n;
   b->pred_sum = 0;
   b->activemask_waiters = 0;
+  b->bar_file = NULL;
+  b->bar_split = 0;
   b->rng = cfg->seed ^ (index * 0xD1B54A32D192ED03ull);
   for (unsigned i = 0; i < n; i++) {
     kl_fiber *f = fiber_at(b, i);
@@ -487,10 +505,12 @@ int kl_emu_run_block(kl_block *b, unsigned long long index) {
     }
     if (exited == n) return 1;
     if (waiting == n) {
-      if (split_barrier(b)) return 0;
+      if (b->bar_split && split_barrier(b)) return 0;
       b->bar_count = b->pred_sum;
       b->pred_sum = 0;
-  b->activemask_waiters = 0;
+      b->activemask_waiters = 0;
+      b->bar_file = NULL;
+      b->bar_split = 0;
       for (unsigned i = 0; i < n; i++) b->state[i] = FIBER_READY;
       if (cfg->order == KL_EMU_ORDER_SHUFFLE) set_order(b);
       continue;

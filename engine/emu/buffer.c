@@ -22,6 +22,66 @@ static kl_emu_buffer *registry;
 
 static size_t page_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
 
+/* Mappings of freed buffers, kept for the next buffer of the same size.
+ * A worker allocates the same buffers for every trial, and touching fresh
+ * pages is slow (each is a fault: on a virtual machine some 15 us, so 50 ms
+ * for a 12 MB input); a kept mapping has its pages already. While kept it
+ * is inaccessible, as an unmapped range is (mprotect keeps the pages); on
+ * reuse its data pages are opened and zeroed again, as a new mapping's
+ * are. At most KEPT_MAX of them and KEPT_BYTES_MAX bytes, the oldest
+ * unmapped first. */
+#define KEPT_MAX 8
+#define KEPT_BYTES_MAX ((size_t)256 << 20)
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+  unsigned char *map;
+  size_t map_bytes;
+} kept[KEPT_MAX];
+static unsigned kept_count;
+static size_t kept_bytes;
+
+/* A kept mapping of exactly map_bytes (all of it PROT_NONE), or NULL. */
+static unsigned char *take_kept(size_t map_bytes) {
+  unsigned char *map = NULL;
+  pthread_mutex_lock(&kept_lock);
+  for (unsigned i = kept_count; i-- > 0;) {
+    if (kept[i].map_bytes != map_bytes) continue;
+    map = kept[i].map;
+    kept_bytes -= map_bytes;
+    memmove(&kept[i], &kept[i + 1], (kept_count - i - 1) * sizeof kept[0]);
+    kept_count--;
+    break;
+  }
+  pthread_mutex_unlock(&kept_lock);
+  return map;
+}
+
+/* Keeps a freed buffer's mapping, or unmaps it (and older ones) past the limits. */
+static void keep_mapping(unsigned char *map, size_t map_bytes) {
+  unsigned char *drop[KEPT_MAX + 1];
+  size_t drop_bytes[KEPT_MAX + 1];
+  unsigned ndrop = 0;
+  int closed = mprotect(map, map_bytes, PROT_NONE) == 0;
+  pthread_mutex_lock(&kept_lock);
+  if (map_bytes > KEPT_BYTES_MAX || !closed) {
+    drop[ndrop] = map, drop_bytes[ndrop++] = map_bytes;
+  } else {
+    while (kept_count > 0 && (kept_count == KEPT_MAX || kept_bytes + map_bytes > KEPT_BYTES_MAX)) {
+      drop[ndrop] = kept[0].map, drop_bytes[ndrop++] = kept[0].map_bytes;
+      kept_bytes -= kept[0].map_bytes;
+      memmove(&kept[0], &kept[1], (kept_count - 1) * sizeof kept[0]);
+      kept_count--;
+    }
+    kept[kept_count].map = map;
+    kept[kept_count].map_bytes = map_bytes;
+    kept_count++;
+    kept_bytes += map_bytes;
+  }
+  pthread_mutex_unlock(&kept_lock);
+  for (unsigned i = 0; i < ndrop; i++) munmap(drop[i], drop_bytes[i]);
+}
+
 kl_emu_buffer *kl_emu_buffer_new(size_t bytes, const char *name, size_t elem) {
   size_t page = page_size();
   size_t padded = (bytes + 15) & ~(size_t)15;
@@ -31,18 +91,25 @@ kl_emu_buffer *kl_emu_buffer_new(size_t bytes, const char *name, size_t elem) {
   kl_emu_buffer *b = calloc(1, sizeof *b);
   if (!b) return NULL;
   b->map_bytes = (data_pages + 2 * GUARD_PAGES) * page;
-  void *map = mmap(NULL, b->map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (map == MAP_FAILED) {
-    free(b);
-    return NULL;
+  unsigned char *first;
+  b->map = take_kept(b->map_bytes);
+  int reused = b->map != NULL;
+  if (!reused) {
+    void *map = mmap(NULL, b->map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (map == MAP_FAILED) {
+      free(b);
+      return NULL;
+    }
+    b->map = map;
   }
-  b->map = map;
-  unsigned char *first = b->map + GUARD_PAGES * page, *tail_guard = first + data_pages * page;
+  first = b->map + GUARD_PAGES * page;
   if (mprotect(first, data_pages * page, PROT_READ | PROT_WRITE) != 0) {
     munmap(b->map, b->map_bytes);
     free(b);
     return NULL;
   }
+  if (reused) memset(first, 0, data_pages * page);
+  unsigned char *tail_guard = first + data_pages * page;
   b->data = tail_guard - padded;
   b->bytes = bytes;
   b->elem = elem ? elem : 1;
@@ -65,7 +132,7 @@ void kl_emu_buffer_free(kl_emu_buffer *b) {
   else registry = b->next;
   if (b->next) b->next->prev = b->prev;
   pthread_mutex_unlock(&registry_lock);
-  munmap(b->map, b->map_bytes);
+  keep_mapping(b->map, b->map_bytes);
   free(b);
 }
 

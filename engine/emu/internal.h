@@ -59,6 +59,13 @@ typedef struct kl_block {
   int pred_sum;               /* true predicates at the barrier being filled */
   unsigned activemask_waiters; /* fibers inside __activemask */
   int bar_count;              /* predicate count of the last released barrier */
+  /* The call site of the barrier being filled: the first known one that
+   * arrived, and whether a later arrival came from another (only then is
+   * the release checked for a divergent barrier, which reads every
+   * thread's record: a cache miss each, once per barrier). */
+  const char *bar_file;
+  int bar_line;
+  int bar_split;
   unsigned pos;               /* index in order[] of the running fiber */
   unsigned long long switches;
   char message[1024];         /* why run_block failed */

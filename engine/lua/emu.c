@@ -4,6 +4,13 @@
  *   emu.alloc(bytes, name [, elem_size]) -> Buffer   guarded global memory
  *     buf:upload(str [, offset]), buf:download([offset [, len]]) -> str,
  *     buf:fill(byte), buf:size(), buf:name(), buf:free()
+ *     In place, with no copy through a Lua string (the emu worker's inputs
+ *     run to tens of MB, and every fresh page is a fault):
+ *     buf:sha256() -> 64 hex digits of its bytes
+ *     buf:generate(type, init, seed, stream) fills it as
+ *       kl.randgen.fill(type, size / elem, init, seed, stream) would (type's
+ *       element size must divide the buffer's size)
+ *     buf:copy_from(other)   other's bytes, of the same size
  *   emu.load(path) -> Library | nil, err               a compiled kernel library
  *     lib:signature(kernel) -> { "ptr", "i32", "f32", ... } | nil, err
  *     lib:launch(kernel, cfg) -> true, info | nil, verdict
@@ -38,11 +45,13 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "core/hash.h"
 #include "emu/buffer.h"
 #include "emu/emu.h"
 #include "emu/fiber.h"
 #include "lua/kernel_args.h"
 #include "lua/newtype.h"
+#include "lua/randgen_args.h"
 #include "lua/scratch.h"
 
 #define BUFFER_MT "kl.EmuBuffer"
@@ -118,6 +127,38 @@ static int buffer_fill(lua_State *L) {
   return 0;
 }
 
+static int buffer_sha256(lua_State *L) {
+  kl_emu_buffer *b = check_buffer(L, 1);
+  char hex[2 * KL_SHA256_BYTES + 1];
+  kl_sha256_hex(b->data, b->bytes, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+static int buffer_generate(lua_State *L) {
+  kl_emu_buffer *b = check_buffer(L, 1);
+  kl_dtype t = kl_check_dtype(L, 2);
+  kl_init init = kl_check_init(L, 3);
+  uint64_t seed = (uint64_t)luaL_checkinteger(L, 4);
+  uint64_t stream = (uint64_t)luaL_checkinteger(L, 5);
+  size_t size = kl_dtype_size(t);
+  if (b->bytes % size != 0)
+    return luaL_error(L, "kl.emu: buffer '%s' of %I bytes is no whole number of %s elements", b->name,
+                      (lua_Integer)b->bytes, kl_dtype_name(t));
+  const char *why = NULL;
+  if (kl_randgen_fill(t, &init, seed, stream, 0, b->bytes / size, b->data, &why) != 0) return luaL_argerror(L, 3, why);
+  return 0;
+}
+
+static int buffer_copy_from(lua_State *L) {
+  kl_emu_buffer *b = check_buffer(L, 1), *from = check_buffer(L, 2);
+  if (from->bytes != b->bytes)
+    return luaL_error(L, "kl.emu: cannot copy buffer '%s' of %I bytes into '%s' of %I", from->name,
+                      (lua_Integer)from->bytes, b->name, (lua_Integer)b->bytes);
+  memmove(b->data, from->data, b->bytes);
+  return 0;
+}
+
 static int buffer_size(lua_State *L) {
   lua_pushinteger(L, (lua_Integer)check_buffer(L, 1)->bytes);
   return 1;
@@ -137,6 +178,7 @@ static int buffer_tostring(lua_State *L) {
 
 static const luaL_Reg buffer_methods[] = {
     {"upload", buffer_upload}, {"download", buffer_download}, {"fill", buffer_fill},
+    {"sha256", buffer_sha256}, {"generate", buffer_generate}, {"copy_from", buffer_copy_from},
     {"size", buffer_size},     {"name", buffer_name},         {"free", buffer_gc},
     {NULL, NULL},
 };

@@ -14,8 +14,15 @@
  *
  * Ownership: the curl handle, its header list and the response buffers live
  * in one boxed userdata (kl.HttpRequest), created closed and freed by its
- * __gc, so a Lua error (out of memory) never leaks them. */
+ * __gc, so a Lua error (out of memory) never leaks them.
+ *
+ * libcurl is opened when this module is first required, not linked: its
+ * load costs some 15 ms of CPU, and only the LLM clients and `klineage
+ * doctor` need it. It is the library the build found (KL_CURL_LIBRARY),
+ * else libcurl.so.4 on the loader's path; a missing one makes the require
+ * raise. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +35,43 @@
 #include "lua/newtype.h"
 
 #define REQUEST_MT "kl.HttpRequest"
+
+/* The libcurl functions this module calls, opened once (field names drop
+ * the curl_ prefix: curl.h may define curl_easy_setopt as a macro). */
+#define CURL_FUNCTIONS(X)                                                                     \
+  X(global_init, curl_global_init) X(version_info, curl_version_info)                         \
+  X(easy_init, curl_easy_init) X(easy_cleanup, curl_easy_cleanup)                             \
+  X(easy_setopt, curl_easy_setopt) X(easy_perform, curl_easy_perform)                         \
+  X(easy_getinfo, curl_easy_getinfo) X(easy_strerror, curl_easy_strerror)                     \
+  X(slist_append, curl_slist_append) X(slist_free_all, curl_slist_free_all)
+
+static struct {
+#define KL_FIELD(field, fn) __typeof__(&fn) field;
+  CURL_FUNCTIONS(KL_FIELD)
+#undef KL_FIELD
+} cu;
+static void *cu_handle;
+
+/* Opens libcurl and finds every function, once; raises when it cannot. */
+static void need_curl(lua_State *L) {
+  if (cu_handle) return;
+  const char *path = KL_CURL_LIBRARY;
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+  if (!h) luaL_error(L, "kl.http: cannot load libcurl (%s): %s", path, dlerror());
+#define KL_FIND(field, fn)                                                                    \
+  {                                                                                           \
+    void *sym = dlsym(h, #fn);                                                                \
+    if (!sym) {                                                                               \
+      dlclose(h);                                                                             \
+      luaL_error(L, "kl.http: %s has no %s", path, #fn);                                      \
+    }                                                                                         \
+    memcpy(&cu.field, &sym, sizeof sym);                                                      \
+  }
+  CURL_FUNCTIONS(KL_FIND)
+#undef KL_FIND
+  cu_handle = h;
+}
 
 typedef struct {
   char *data;
@@ -79,9 +123,9 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *user) {
 }
 
 static void request_release(request_box *r) {
-  if (r->curl) curl_easy_cleanup(r->curl);
+  if (r->curl) cu.easy_cleanup(r->curl);
   r->curl = NULL;
-  curl_slist_free_all(r->hdrs);
+  cu.slist_free_all(r->hdrs);
   r->hdrs = NULL;
   free(r->body.data);
   free(r->head.data);
@@ -164,7 +208,7 @@ static int http_request(lua_State *L) {
   request_box *r = lua_newuserdatauv(L, sizeof *r, 0);
   memset(r, 0, sizeof *r);
   luaL_setmetatable(L, REQUEST_MT);
-  r->curl = curl_easy_init();
+  r->curl = cu.easy_init();
   if (!r->curl) {
     lua_pushnil(L);
     lua_pushliteral(L, "curl_easy_init failed");
@@ -173,31 +217,31 @@ static int http_request(lua_State *L) {
   }
   for (lua_Integer i = 1; i <= nheaders; i++) {
     lua_geti(L, headers_idx, i);
-    struct curl_slist *grown = curl_slist_append(r->hdrs, lua_tostring(L, -1));
+    struct curl_slist *grown = cu.slist_append(r->hdrs, lua_tostring(L, -1));
     lua_pop(L, 1);
     if (!grown) return luaL_error(L, "http.request: out of memory");
     r->hdrs = grown;
   }
   char errbuf[CURL_ERROR_SIZE] = "";
   CURL *curl = r->curl;
-  curl_easy_setopt(curl, CURLOPT_URL, url);
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, r->hdrs);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r->head);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  cu.easy_setopt(curl, CURLOPT_URL, url);
+  cu.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+  cu.easy_setopt(curl, CURLOPT_HTTPHEADER, r->hdrs);
+  cu.easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  cu.easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+  cu.easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  cu.easy_setopt(curl, CURLOPT_HEADERDATA, &r->head);
+  cu.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  cu.easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+  cu.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  cu.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
   if (body) {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    cu.easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    cu.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
   }
-  CURLcode rc = curl_easy_perform(curl);
+  CURLcode rc = cu.easy_perform(curl);
   long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  cu.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
 
   if (rc != CURLE_OK) {
     lua_pushnil(L);
@@ -206,7 +250,7 @@ static int http_request(lua_State *L) {
     else if (r->head.overflow)
       lua_pushfstring(L, "%s: response headers larger than %d MiB", url, (int)(HTTP_MAX_HEAD >> 20));
     else
-      lua_pushfstring(L, "%s: %s", url, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+      lua_pushfstring(L, "%s: %s", url, errbuf[0] ? errbuf : cu.easy_strerror(rc));
     lua_pushstring(L, error_kind(rc, r->body.overflow || r->head.overflow));
     request_release(r);
     return 3;
@@ -224,7 +268,7 @@ static int http_request(lua_State *L) {
 
 static int http_library(lua_State *L) {
   char buf[PATH_MAX];
-  if (kl_library_of((const void *)curl_easy_init, buf, sizeof buf))
+  if (kl_library_of((const void *)cu.easy_init, buf, sizeof buf))
     lua_pushstring(L, buf);
   else
     lua_pushnil(L);
@@ -245,13 +289,14 @@ static const luaL_Reg request_meta[] = {
 
 int luaopen_kl_http(lua_State *L) {
   static int initialized;
+  need_curl(L);
   if (!initialized) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    cu.global_init(CURL_GLOBAL_DEFAULT);
     initialized = 1;
   }
   kl_newtype(L, REQUEST_MT, request_meta, NULL);
   luaL_newlib(L, http_functions);
-  lua_pushstring(L, curl_version_info(CURLVERSION_NOW)->version);
+  lua_pushstring(L, cu.version_info(CURLVERSION_NOW)->version);
   lua_setfield(L, -2, "version");
   return 1;
 }

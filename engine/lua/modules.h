@@ -7,6 +7,7 @@
 #include <lua.h>
 
 #define KL_MODULES(X) \
+  X(base64)           \
   X(cuda)             \
   X(cupti)            \
   X(emu)              \

@@ -35,9 +35,16 @@
  *
  * A compile error is an expected failure; bad arguments raise. The NVRTC
  * program lives in a boxed userdata so that an error raised mid-compile
- * never leaks it; so does the descriptor read_source holds. */
+ * never leaks it; so does the descriptor read_source holds.
+ *
+ * libnvrtc is opened on first use (compile, version, archs, library), not
+ * linked: its load and relocation cost some 40 ms of CPU, and most klineage
+ * processes (emu workers, commands that stop at bad input) never compile.
+ * It is the library the build found (KL_NVRTC_LIBRARY), else its soname on
+ * the loader's path; a missing one raises. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -63,6 +70,41 @@
 #define VERBOSE_PTXAS "--ptxas-options=-v"
 #define CCCL_DIR KL_CUDA_INCLUDE_DIR "/cccl"
 
+/* The NVRTC functions this module calls, opened once. */
+#define NVRTC_FUNCTIONS(X)                                                                           \
+  X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram) X(nvrtcDestroyProgram)                \
+  X(nvrtcCompileProgram) X(nvrtcAddNameExpression) X(nvrtcGetLoweredName) X(nvrtcGetProgramLogSize)  \
+  X(nvrtcGetProgramLog) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)      \
+  X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)
+
+static struct {
+#define KL_FIELD(f) __typeof__(&f) f;
+  NVRTC_FUNCTIONS(KL_FIELD)
+#undef KL_FIELD
+} nv;
+static void *nv_handle;
+
+/* Opens libnvrtc and finds every function, once; raises when it cannot. */
+static void need_nvrtc(lua_State *L) {
+  if (nv_handle) return;
+  const char *path = KL_NVRTC_LIBRARY;
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) h = dlopen(KL_NVRTC_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!h) luaL_error(L, "kl.nvrtc: cannot load NVRTC (%s): %s", path, dlerror());
+#define KL_FIND(f)                                                                       \
+  {                                                                                      \
+    void *fn = dlsym(h, #f);                                                             \
+    if (!fn) {                                                                           \
+      dlclose(h);                                                                        \
+      luaL_error(L, "kl.nvrtc: %s has no %s", path, #f);                                 \
+    }                                                                                    \
+    memcpy(&nv.f, &fn, sizeof fn);                                                       \
+  }
+  NVRTC_FUNCTIONS(KL_FIND)
+#undef KL_FIND
+  nv_handle = h;
+}
+
 /* Whether the toolkit has include/cccl (CUDA 13 and newer; CUDA 12 keeps
  * those headers in include/ itself). Looked at once. */
 static int have_cccl(void) {
@@ -87,7 +129,7 @@ static int program_gc(lua_State *L) {
 
 static void program_destroy(program_box *b) {
   if (b->prog) {
-    nvrtcDestroyProgram(&b->prog);
+    nv.nvrtcDestroyProgram(&b->prog);
     b->prog = NULL;
   }
 }
@@ -100,16 +142,16 @@ static program_box *new_program_box(lua_State *L) {
 }
 
 static void check_nvrtc(lua_State *L, nvrtcResult r, const char *what) {
-  if (r != NVRTC_SUCCESS) luaL_error(L, "nvrtc: %s: %s", what, nvrtcGetErrorString(r));
+  if (r != NVRTC_SUCCESS) luaL_error(L, "nvrtc: %s: %s", what, nv.nvrtcGetErrorString(r));
 }
 
 /* Pushes the program log as a string. */
 static void push_log(lua_State *L, nvrtcProgram prog) {
   size_t n = 0;
-  check_nvrtc(L, nvrtcGetProgramLogSize(prog, &n), "nvrtcGetProgramLogSize");
+  check_nvrtc(L, nv.nvrtcGetProgramLogSize(prog, &n), "nvrtcGetProgramLogSize");
   luaL_Buffer buf;
   char *p = luaL_buffinitsize(L, &buf, n ? n : 1);
-  check_nvrtc(L, nvrtcGetProgramLog(prog, p), "nvrtcGetProgramLog");
+  check_nvrtc(L, nv.nvrtcGetProgramLog(prog, p), "nvrtcGetProgramLog");
   luaL_pushresultsize(&buf, n ? strlen(p) : 0);
 }
 
@@ -198,8 +240,8 @@ static void push_log_with_ptxas_error(lua_State *L, const char *src, const char 
   for (int i = 0; i < nopt; i++)
     if (strcmp(options[i], VERBOSE_PTXAS) != 0 && strcmp(options[i], "-Xptxas=-v") != 0) quiet[n++] = options[i];
   program_box *box = new_program_box(L);
-  check_nvrtc(L, nvrtcCreateProgram(&box->prog, src, name, 0, NULL, NULL), "nvrtcCreateProgram");
-  (void)nvrtcCompileProgram(box->prog, n, quiet); /* it fails again: its log is what we want */
+  check_nvrtc(L, nv.nvrtcCreateProgram(&box->prog, src, name, 0, NULL, NULL), "nvrtcCreateProgram");
+  (void)nv.nvrtcCompileProgram(box->prog, n, quiet); /* it fails again: its log is what we want */
   push_log(L, box->prog);
   program_destroy(box);
   lua_remove(L, -2); /* the box */
@@ -211,6 +253,7 @@ static void push_log_with_ptxas_error(lua_State *L, const char *src, const char 
 }
 
 static int nvrtc_compile(lua_State *L) {
+  need_nvrtc(L);
   size_t srclen;
   luaL_checktype(L, 1, LUA_TSTRING); /* a number is no source */
   const char *src = lua_tolstring(L, 1, &srclen);
@@ -273,13 +316,13 @@ static int nvrtc_compile(lua_State *L) {
   const char *name = push_display_name(L, lua_isnil(L, 4) ? "kernel.cu" : lua_tostring(L, 4));
 
   program_box *box = new_program_box(L);
-  check_nvrtc(L, nvrtcCreateProgram(&box->prog, src, name, 0, NULL, NULL), "nvrtcCreateProgram");
+  check_nvrtc(L, nv.nvrtcCreateProgram(&box->prog, src, name, 0, NULL, NULL), "nvrtcCreateProgram");
   for (lua_Integer i = 1; i <= nnames; i++) {
     lua_geti(L, names_idx, i);
-    check_nvrtc(L, nvrtcAddNameExpression(box->prog, lua_tostring(L, -1)), "nvrtcAddNameExpression");
+    check_nvrtc(L, nv.nvrtcAddNameExpression(box->prog, lua_tostring(L, -1)), "nvrtcAddNameExpression");
     lua_pop(L, 1);
   }
-  nvrtcResult cr = nvrtcCompileProgram(box->prog, nopt, options);
+  nvrtcResult cr = nv.nvrtcCompileProgram(box->prog, nopt, options);
   push_log(L, box->prog);
   int log_idx = lua_gettop(L);
   if (cr == NVRTC_ERROR_COMPILATION) {
@@ -300,11 +343,11 @@ static int nvrtc_compile(lua_State *L) {
     if (d.message[0])
       lua_pushstring(L, d.message); /* "nvrtc: error: unrecognized option --x found" */
     else
-      lua_pushfstring(L, "nvrtc: %s", nvrtcGetErrorString(cr));
+      lua_pushfstring(L, "nvrtc: %s", nv.nvrtcGetErrorString(cr));
     lua_createtable(L, 0, 2);
     lua_pushvalue(L, log_idx);
     lua_setfield(L, -2, "log");
-    lua_pushstring(L, nvrtcGetErrorString(cr));
+    lua_pushstring(L, nv.nvrtcGetErrorString(cr));
     lua_setfield(L, -2, "result");
     return 3;
   }
@@ -317,20 +360,20 @@ static int nvrtc_compile(lua_State *L) {
   lua_setfield(L, res, "arch");
 
   size_t n = 0;
-  check_nvrtc(L, nvrtcGetPTXSize(box->prog, &n), "nvrtcGetPTXSize");
+  check_nvrtc(L, nv.nvrtcGetPTXSize(box->prog, &n), "nvrtcGetPTXSize");
   luaL_Buffer buf;
   char *p = luaL_buffinitsize(L, &buf, n);
-  check_nvrtc(L, nvrtcGetPTX(box->prog, p), "nvrtcGetPTX");
+  check_nvrtc(L, nv.nvrtcGetPTX(box->prog, p), "nvrtcGetPTX");
   luaL_pushresultsize(&buf, n && p[n - 1] == '\0' ? n - 1 : n);
   lua_setfield(L, res, "ptx");
 
   if (want_cubin) {
-    check_nvrtc(L, nvrtcGetCUBINSize(box->prog, &n), "nvrtcGetCUBINSize");
+    check_nvrtc(L, nv.nvrtcGetCUBINSize(box->prog, &n), "nvrtcGetCUBINSize");
     /* NVRTC answers success with 0 bytes for a virtual arch; never hand
      * out an empty cubin as if it were one. */
     if (n == 0) return luaL_error(L, "nvrtc: %s produced an empty cubin", arch);
     p = luaL_buffinitsize(L, &buf, n);
-    check_nvrtc(L, nvrtcGetCUBIN(box->prog, p), "nvrtcGetCUBIN");
+    check_nvrtc(L, nv.nvrtcGetCUBIN(box->prog, p), "nvrtcGetCUBIN");
     luaL_pushresultsize(&buf, n);
     lua_setfield(L, res, "cubin");
   }
@@ -342,7 +385,7 @@ static int nvrtc_compile(lua_State *L) {
   for (lua_Integer i = 1; i <= nnames; i++) {
     lua_geti(L, names_idx, i);
     const char *lowered = NULL;
-    check_nvrtc(L, nvrtcGetLoweredName(box->prog, lua_tostring(L, -1), &lowered), "nvrtcGetLoweredName");
+    check_nvrtc(L, nv.nvrtcGetLoweredName(box->prog, lua_tostring(L, -1), &lowered), "nvrtcGetLoweredName");
     lua_pushstring(L, lowered); /* copied before the program is destroyed */
     lua_settable(L, -3);
   }
@@ -355,8 +398,9 @@ static int nvrtc_compile(lua_State *L) {
 
 /* nvrtc.version() -> major, minor */
 static int nvrtc_version(lua_State *L) {
+  need_nvrtc(L);
   int major = 0, minor = 0;
-  check_nvrtc(L, nvrtcVersion(&major, &minor), "nvrtcVersion");
+  check_nvrtc(L, nv.nvrtcVersion(&major, &minor), "nvrtcVersion");
   lua_pushinteger(L, major);
   lua_pushinteger(L, minor);
   return 2;
@@ -364,10 +408,11 @@ static int nvrtc_version(lua_State *L) {
 
 /* nvrtc.archs() -> { "sm_75", ..., "sm_120" } : the real archs NVRTC can target */
 static int nvrtc_archs(lua_State *L) {
+  need_nvrtc(L);
   int n = 0;
-  check_nvrtc(L, nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+  check_nvrtc(L, nv.nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
   int *archs = lua_newuserdatauv(L, sizeof(int) * (size_t)(n > 0 ? n : 1), 0);
-  check_nvrtc(L, nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs");
+  check_nvrtc(L, nv.nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs");
   lua_createtable(L, n, 0);
   for (int i = 0; i < n; i++) {
     lua_pushfstring(L, "sm_%d", archs[i]);
@@ -377,8 +422,9 @@ static int nvrtc_archs(lua_State *L) {
 }
 
 static int nvrtc_library(lua_State *L) {
+  need_nvrtc(L);
   char buf[PATH_MAX];
-  if (kl_library_of((const void *)nvrtcVersion, buf, sizeof buf))
+  if (kl_library_of((const void *)nv.nvrtcVersion, buf, sizeof buf))
     lua_pushstring(L, buf);
   else
     lua_pushnil(L);

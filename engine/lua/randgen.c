@@ -33,6 +33,7 @@
 #include "core/randgen.h"
 #include "core/rmat.h"
 #include "lua/newtype.h"
+#include "lua/randgen_args.h"
 
 #define RNG_MT "kl.Rng"
 
@@ -41,48 +42,16 @@ typedef struct {
   uint64_t next; /* index of the next element */
 } rng_box;
 
-static kl_dtype check_dtype(lua_State *L, int i) {
-  const char *name = luaL_checkstring(L, i);
-  int t = kl_dtype_parse(name);
-  if (t < 0)
-    luaL_argerror(L, i, lua_pushfstring(L, "unknown buffer type '%s' (f32 f64 f16 bf16 i32 u32 i64 u8)", name));
-  return (kl_dtype)t;
-}
-
 static size_t check_count(lua_State *L, int i) {
   lua_Integer n = luaL_checkinteger(L, i);
   luaL_argcheck(L, n >= 0, i, "count must not be negative");
   return (size_t)n;
 }
 
-static kl_init check_init(lua_State *L, int i) {
-  kl_init init = {KL_INIT_ZEROS, 0, 0};
-  if (lua_type(L, i) == LUA_TSTRING) {
-    const char *s = lua_tostring(L, i);
-    if (strcmp(s, "zeros") == 0) init.kind = KL_INIT_ZEROS;
-    else if (strcmp(s, "uniform") == 0) init.kind = KL_INIT_UNIFORM;
-    else if (strcmp(s, "normal") == 0) init.kind = KL_INIT_NORMAL;
-    else luaL_argerror(L, i, lua_pushfstring(L, "unknown init '%s'", s));
-    return init;
-  }
-  luaL_argcheck(L, lua_istable(L, i), i, "init must be \"uniform\", \"normal\", \"zeros\" or { \"int\", lo, hi }");
-  lua_rawgeti(L, i, 1);
-  lua_rawgeti(L, i, 2);
-  lua_rawgeti(L, i, 3);
-  luaL_argcheck(L, lua_type(L, -3) == LUA_TSTRING && strcmp(lua_tostring(L, -3), "int") == 0 &&
-                       lua_isinteger(L, -2) && lua_isinteger(L, -1),
-                i, "init table must be { \"int\", lo, hi } with integer bounds");
-  init.kind = KL_INIT_INT;
-  init.lo = lua_tointeger(L, -2);
-  init.hi = lua_tointeger(L, -1);
-  lua_pop(L, 3);
-  return init;
-}
-
 static int l_fill(lua_State *L) {
-  kl_dtype t = check_dtype(L, 1);
+  kl_dtype t = kl_check_dtype(L, 1);
   size_t count = check_count(L, 2);
-  kl_init init = check_init(L, 3);
+  kl_init init = kl_check_init(L, 3);
   uint64_t seed = (uint64_t)luaL_checkinteger(L, 4);
   uint64_t stream = (uint64_t)luaL_checkinteger(L, 5);
   lua_Integer first = luaL_optinteger(L, 6, 0);
@@ -97,7 +66,7 @@ static int l_fill(lua_State *L) {
 }
 
 static int l_poison(lua_State *L) {
-  kl_dtype t = check_dtype(L, 1);
+  kl_dtype t = kl_check_dtype(L, 1);
   size_t n = check_count(L, 2) * kl_dtype_size(t);
   lua_Integer byte = luaL_optinteger(L, 3, 0xFF);
   luaL_argcheck(L, byte >= 0 && byte <= 255, 3, "a byte value");
@@ -109,7 +78,7 @@ static int l_poison(lua_State *L) {
 }
 
 static int l_pack(lua_State *L) {
-  kl_dtype t = check_dtype(L, 1);
+  kl_dtype t = kl_check_dtype(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
   size_t n = (size_t)luaL_len(L, 2), size = kl_dtype_size(t);
   luaL_Buffer b;
@@ -141,7 +110,7 @@ static void push_element(lua_State *L, kl_dtype t, const char *p) {
 }
 
 static int l_unpack(lua_State *L) {
-  kl_dtype t = check_dtype(L, 1);
+  kl_dtype t = kl_check_dtype(L, 1);
   size_t len;
   const char *data = luaL_checklstring(L, 2, &len);
   size_t size = kl_dtype_size(t), total = len / size;
@@ -163,7 +132,7 @@ static int l_unpack(lua_State *L) {
 }
 
 static int l_get(lua_State *L) {
-  kl_dtype t = check_dtype(L, 1);
+  kl_dtype t = kl_check_dtype(L, 1);
   size_t len;
   const char *data = luaL_checklstring(L, 2, &len);
   lua_Integer i = luaL_checkinteger(L, 3);
@@ -267,7 +236,7 @@ static double opt_number_field(lua_State *L, int t, const char *k, double def) {
 }
 
 static int l_compare(lua_State *L) {
-  kl_dtype t = check_dtype(L, 1);
+  kl_dtype t = kl_check_dtype(L, 1);
   size_t out_len, ref_len;
   const char *out = luaL_checklstring(L, 2, &out_len);
   const char *ref = luaL_checklstring(L, 3, &ref_len);

@@ -52,6 +52,18 @@ static void test_golden(test_batch *t) {
   INT_EQ(t, kl_randgen_fill(KL_F32, &normal, 42, 3, 1000, 1, buf, NULL), 0, "fill from 1000");
   memcpy(&u, &buf[0], 4);
   INT_EQ(t, u, 0x3f8ba1c2, "fill element 1000");
+  /* a long fill (normals several at a time, then the rest one by one)
+   * writes, bit for bit, each element's kl_randgen_normal */
+  enum { LONG = 1003 };
+  static double longer[LONG];
+  INT_EQ(t, kl_randgen_fill(KL_F64, &normal, 42, 3, 7, LONG, longer, NULL), 0, "fill 1003 normals");
+  uint64_t key42 = kl_randgen_key(42, 3);
+  int same = 1;
+  for (int i = 0; i < LONG; i++) {
+    double want = kl_randgen_normal(kl_randgen_bits(key42, 7 + (uint64_t)i));
+    same = same && memcmp(&want, &longer[i], sizeof want) == 0;
+  }
+  OK(t, same, "a long normal fill equals kl_randgen_normal element by element");
 }
 
 static void test_ranges(test_batch *t) {

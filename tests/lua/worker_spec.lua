@@ -15,6 +15,13 @@ describe("protocol", function()
     end
     expect(protocol.base64("Man")):equals("TWFu")
     expect(protocol.base64("Ma")):equals("TWE=")
+    expect(protocol.base64("\251\255\191")):equals("+/+/") -- the last two letters of the alphabet
+    expect(protocol.unbase64("TWE=")):equals("Ma")
+    expect(protocol.unbase64("TQ==")):equals("M")
+    local all = {}
+    for i = 0, 255 do all[#all + 1] = string.char(i) end
+    all = table.concat(all):rep(3)
+    for n = #all - 2, #all do expect(protocol.unbase64(protocol.base64(all:sub(1, n)))):equals(all:sub(1, n)) end
     expect(select(2, protocol.unbase64("abc"))):contains("multiple of 4")
     expect(select(2, protocol.unbase64("ab!d"))):contains("invalid base64")
   end)

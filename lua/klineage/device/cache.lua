@@ -38,6 +38,8 @@
 --   cache.private_dir(dir [, owned = 1 [, create = true]]) -> true | nil, failure
 --       (io_error) | false, why when create is false and it does not exist yet
 --   cache.write_private(path, data)     -> true | nil, failure (io_error)
+--   cache.read_private(path) -> data | false, "absent" | "loose: why" (a
+--       file others can write: a miss) | nil, failure (io_error: refused)
 --   cache.key(source, opts)             -> 64 hex digits
 --   cache.lookup(key [, dir [, owned]]) -> result | false, why ("absent", "torn: ...")
 --       | nil, failure (io_error: the cache is refused)
@@ -141,7 +143,7 @@ end
 -- A file of the cache, read only when kl.safedir accepts it: data, or
 -- false, "absent" | "loose: why" (writable by others: a miss, replaced by
 -- the next store), or nil, failure.
-local function read_checked(path)
+function M.read_private(path)
   local ok, why, what = safedir.check_file(path)
   if ok == nil then
     return nil, verdicts.failure("io_error", "the cache file " .. why .. ": it is refused", { path = path })
@@ -205,7 +207,7 @@ function M.lookup(key, dir, owned)
   local ok, f = M.private_dir(d .. "/" .. key:sub(1, 2), o + 1, false)
   if not ok then return ok, f end
   local cubin_path, ptx_path, json_path = paths(d, key)
-  local meta_text, merr = read_checked(json_path)
+  local meta_text, merr = M.read_private(json_path)
   if meta_text == nil then return nil, merr end
   if not meta_text then return false, merr end
   local ok, meta = pcall(cjson.decode, meta_text)
@@ -215,7 +217,7 @@ function M.lookup(key, dir, owned)
     local name, path = part[1], part[2]
     local want = meta[name .. "_sha256"]
     if want then
-      local data, derr = read_checked(path)
+      local data, derr = M.read_private(path)
       if data == nil then return nil, derr end
       if not data then return false, "torn: " .. name .. " " .. (derr == "absent" and "missing" or derr) end
       if #data ~= meta[name .. "_bytes"] or hash.sha256(data) ~= want then

@@ -24,6 +24,9 @@
 --                  it the compile is stopped: verdict compile_timeout
 --       skills   = the skill repository's folder (--skills; default
 --                  skills/<arch> of the home, so the arch chooses it)
+--       baseline_store = false (keep no baseline outputs on disk) | a
+--                  folder (default: the emu cache's; emu only:
+--                  gate/baseline_store.lua)
 --     }
 --   ctx.backend, ctx.why (why that backend), ctx.pool, ctx.arch, ctx.sizes,
 --   ctx.run (a runs.Run, or nil), ctx.compile_limit
@@ -81,7 +84,7 @@ function M.new(opts)
   opts = opts or {}
   -- The budget's two numbers are this object's own: read through spent().
   local self = setmetatable({ cycle_limit = opts.budget, cycles_used = 0, own_pool = false, skills_dir = opts.skills,
-                              reference_checks = {} }, Context)
+                              reference_checks = {}, baseline_store = opts.baseline_store }, Context)
   if opts.budget ~= nil then
     local ok, bf = M.check_budget(opts.budget)
     if not ok then return nil, bf end

@@ -508,6 +508,50 @@ local function usable(so)
   return ok, what
 end
 
+-- Runs a compiler command line in a process group of its own, killed past
+-- limit seconds: log, status | nil, "timeout" | nil, other reason.
+local function run_compiler(cmd, limit)
+  local p, perr = require("kl.proc").spawn({ argv = { "/bin/sh", "-c", cmd }, group = true })
+  if not p then return nil, "cannot start it: " .. perr end
+  p:close_stdin()
+  local log, rerr = p:read_all(limit)
+  local status = log and p:wait(10)
+  p:close() -- kills what is left of its group
+  if not log then return nil, rerr end
+  return log, status
+end
+
+-- The prelude precompiled (g++'s prelude.h.gch), in a folder of the cache
+-- named by the hash of everything that goes into it: parsing the prelude
+-- and the C++ headers it includes was half of each kernel's compile (about
+-- 0.2 of 0.45 CPU-s). g++ looks for prelude.h.gch in each include folder
+-- before prelude.h and, where the .gch does not fit the compile (another
+-- compiler version or flag), ignores it and reads the header: so a .gch
+-- never changes what a kernel means, only how fast it compiles. Only for
+-- the default compiler command (another may not read .gch files); built
+-- once per cache, through a temporary name and a rename, and when it
+-- cannot be, kernels compile without it. Returns the folder, or nil.
+local pch_unavailable = {}
+local function precompiled_prelude(dir, owned, pdir, prelude, abi, cxx, limit)
+  if cxx ~= M.DEFAULT_CXX then return nil end
+  local key = kemu.hash("pch", prelude, abi, cxx, M.REQUIRED_FLAGS)
+  if pch_unavailable[key] then return nil end
+  local pch_dir = dir .. "/pch-" .. key
+  local gch = pch_dir .. "/prelude.h.gch"
+  local safe = cache.private_dir(pch_dir, owned + 1, true)
+  local have = safe and usable(gch)
+  if have then return pch_dir end
+  if safe and have == false then
+    local tmp = string.format("%s.tmp.%d.%d", gch, require("kl.proc").getpid(), math.random(1 << 30))
+    local log, status = run_compiler(string.format("umask 077 && %s %s -x c++-header -o %s %s 2>&1", cxx,
+      M.REQUIRED_FLAGS, quote(tmp), quote(pdir .. "/prelude.h")), limit)
+    if log and status and status.code == 0 and os.rename(tmp, gch) then return pch_dir end
+    os.remove(tmp)
+  end
+  pch_unavailable[key] = true
+  return nil
+end
+
 -- Compiles a kernel source into the cache (or finds it there).
 function M.build(source, opts)
   opts = opts or {}
@@ -540,15 +584,12 @@ function M.build(source, opts)
     local wok, werr = cache.write_private(cpp, lowered.text)
     if not wok then return nil, werr end
     local tmp = string.format("%s.tmp.%d.%d", so, math.random(1 << 30), os.time())
-    local cmd = string.format("umask 077 && %s %s -I%s %s -o %s %s 2>&1", cxx, M.REQUIRED_FLAGS, quote(pdir), flags,
-      quote(tmp), quote(cpp))
     local limit = opts.time_limit or cache.TIME_LIMIT
-    local p, perr = require("kl.proc").spawn({ argv = { "/bin/sh", "-c", cmd }, group = true })
-    if not p then return nil, verdicts.failure("internal", "cannot start the host compiler: " .. perr) end
-    p:close_stdin()
-    local log, rerr = p:read_all(limit)
-    local status = log and p:wait(10)
-    p:close() -- kills what is left of its group
+    local pch_dir = precompiled_prelude(dir, owned, pdir, prelude, abi, cxx, limit)
+    local cmd = string.format("umask 077 && %s %s %s-I%s %s -o %s %s 2>&1", cxx, M.REQUIRED_FLAGS,
+      pch_dir and ("-I" .. quote(pch_dir) .. " ") or "", quote(pdir), flags, quote(tmp), quote(cpp))
+    local log, status = run_compiler(cmd, limit)
+    local rerr = not log and status
     if not log then
       os.remove(tmp)
       if rerr == "timeout" then

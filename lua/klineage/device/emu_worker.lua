@@ -52,7 +52,6 @@ local protocol = require "klineage.device.worker.protocol"
 local resident = require "klineage.device.worker.resident"
 local verdicts = require "klineage.base.verdicts"
 local randgen = require "kl.randgen"
-local hash = require "kl.hash"
 local host = require "kl.host"
 local kemu = require "kl.emu"
 
@@ -139,7 +138,7 @@ end
 
 function Worker:checksum(req)
   local sums = {}
-  for _, name in ipairs(req.buffers or {}) do sums[name] = hash.sha256(self:buffer(name).mem:download()) end
+  for _, name in ipairs(req.buffers or {}) do sums[name] = self:buffer(name).mem:sha256() end
   return { checksums = sums }
 end
 
@@ -153,9 +152,9 @@ function Worker:init(req)
     -- bounds, which kl.randgen refuses (the other workers convert them too).
     local init = spec.init
     if type(init) == "table" then init = { init[1], protocol.integer(init[2]), protocol.integer(init[3]) } end
-    local ok, data = pcall(randgen.fill, b.type, b.count, init, seed, protocol.integer(spec.stream) or 0)
-    if not ok then bad("init " .. spec.name .. ": " .. tostring(data)) end
-    b.mem:upload(data)
+    -- in place: no copy of a buffer of tens of MB through a Lua string
+    local ok, err = pcall(b.mem.generate, b.mem, b.type, init, seed, protocol.integer(spec.stream) or 0)
+    if not ok then bad("init " .. spec.name .. ": " .. tostring(err)) end
     names[i] = spec.name
   end
   return self:checksum({ buffers = names })
@@ -259,7 +258,7 @@ function Worker:snapshot(req)
     local key = name .. "@" .. tostring(req.as)
     if self.buffers[key] then self.buffers[key].mem:free() end
     local copy = emu.alloc(b.size, key, randgen.size(b.type))
-    copy:upload(b.mem:download())
+    copy:copy_from(b.mem)
     self.buffers[key] = { mem = copy, type = b.type, count = b.count, size = b.size }
   end
   return {}
@@ -269,7 +268,7 @@ function Worker:restore(req)
   for _, name in ipairs(req.buffers or {}) do
     local copy = self.buffers[name .. "@" .. tostring(req.from)]
     if not copy then bad("restore: no snapshot " .. name .. "@" .. tostring(req.from)) end
-    self:buffer(name).mem:upload(copy.mem:download())
+    self:buffer(name).mem:copy_from(copy.mem)
   end
   return {}
 end

@@ -5,7 +5,9 @@
 --   correct.stage(session, base, cand, w, seeds, which [, drawn]) -> stage, bench_size
 --       which = "test" skips the bench sizes (emu); drawn seeds (drawn at
 --       random per evaluation) are tried at the test sizes. stage = { verdict,
---       message, trials, sizes, skipped, at, retried }; bench_size is the
+--       message, trials, sizes, skipped, at, retried }, each trial saying
+--       how it got the baseline's outputs (baseline = "ran" | "kept" |
+--       "stored": gate/session.lua); bench_size is the
 --       first bench size both kernels allow, for the profile stage.
 --       A spec that declares in-place launches (alias = { { out, in } },
 --       klineage.workload.alias) has every test size and seed tried twice: out of
@@ -35,15 +37,16 @@ local function inputs_of(w)
 end
 
 -- Baseline then candidate on identical inputs; compares every output.
-local function trial(s, base, cand, w, size, seed)
+local function trial(s, base, cand, w, size, seed, drawn)
   local p = size.params
   s:load(base)
   s:load(cand)
   s:alloc(w, p)
-  local sums = s:reference(base, w, p, seed)
+  -- a drawn seed never comes again: its outputs are not worth the disk
+  local sums, how = s:reference(base, w, p, seed, { store = not drawn })
   s:run(cand, w, p)
   s:check_canaries()
-  local t = { size = size.label, params = p, seed = seed, outputs = {} }
+  local t = { size = size.label, params = p, seed = seed, outputs = {}, baseline = how }
   local inputs = inputs_of(w)
   if #inputs > 0 then
     local after = s:call({ op = "checksum", buffers = inputs }).checksums
@@ -66,17 +69,17 @@ local function trial(s, base, cand, w, size, seed)
 end
 
 -- One trial, once more on a fresh worker when the first died.
-local function trial_with_retry(s, base, cand, w, size, seed, stage)
-  local t, f = verdicts.catch(trial, s, base, cand, w, size, seed)
+local function trial_with_retry(s, base, cand, w, size, seed, drawn, stage)
+  local t, f = verdicts.catch(trial, s, base, cand, w, size, seed, drawn)
   if t or not RETRIED[f.verdict] then return t, f end
   stage.retried = stage.retried or {}
   stage.retried[#stage.retried + 1] = { size = size.label, seed = seed, verdict = f.verdict, message = f.message }
-  return verdicts.catch(trial, s, base, cand, w, size, seed)
+  return verdicts.catch(trial, s, base, cand, w, size, seed, drawn)
 end
 
 function M.stage(s, base, cand, w, fixed_seeds, which, drawn)
-  local with_drawn = { table.unpack(fixed_seeds) }
-  for _, seed in ipairs(drawn or {}) do with_drawn[#with_drawn + 1] = seed end
+  local with_drawn, drawn_set = { table.unpack(fixed_seeds) }, {}
+  for _, seed in ipairs(drawn or {}) do with_drawn[#with_drawn + 1], drawn_set[seed] = seed, true end
   local stage = { trials = {}, sizes = 0, skipped = {} }
   local bench_size
   local in_place = alias.in_place(w)
@@ -94,7 +97,7 @@ function M.stage(s, base, cand, w, fixed_seeds, which, drawn)
       local forms = { w, not size.bench and in_place or nil }
       for _, seed in ipairs(size.bench and fixed_seeds or with_drawn) do
         for _, form in ipairs(forms) do
-          local t, f = trial_with_retry(s, base, cand, form, size, seed, stage)
+          local t, f = trial_with_retry(s, base, cand, form, size, seed, drawn_set[seed], stage)
           local where = form.in_place and (form.in_place .. ": ") or ""
           if not t then
             stage.verdict, stage.message = f.verdict, where .. f.message

@@ -48,6 +48,7 @@
 --   gate.vendor(ctx, w [, opts]) -> rows | nil, failure           (gate/vendor.lua)
 --   gate.signature(source, entry) -> kinds | nil, failure         (gate/kernel.lua)
 local annotations = require "klineage.workload.annotations"
+local baseline_store = require "klineage.gate.baseline_store"
 local correct = require "klineage.gate.correct"
 local kernel = require "klineage.gate.kernel"
 local profile = require "klineage.gate.profile"
@@ -195,7 +196,8 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
   add_occupancy(cstage, cand, w, ctx.arch)
   local rverdict = reference.judge(ctx, record, base, w, options, opts) -- the baseline against reference.c
   if rverdict then return rverdict end
-  local s = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async }
+  local s = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async,
+                          store = baseline_store.of_context(ctx) }
   local t0 = host.clock()
   record.drawn_seeds = draw_seeds(options.random_seeds)
   local cstage2, bench = verdicts.catch(correct.stage, s, base, cand, w, options.seeds, options.sizes,

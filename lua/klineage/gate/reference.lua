@@ -13,7 +13,9 @@
 --                 skipped = { { size, why } }, backend (where the baseline
 --                 ran), reference = { file, sha256 }, ms, compiled (this
 --                 check built the .so), reused (kept from an earlier
---                 evaluation), and on a failure cause, at = { size, seed },
+--                 evaluation), baseline = { ran, kept, stored } (how the
+--                 trials got the baseline's outputs: session.lua's
+--                 baseline_outputs), and on a failure cause, at = { size, seed },
 --                 compare (the failed compare reply), log (a compile
 --                 error's), signal, code, stderr, retried }
 --   reference.parameters(w) -> params | nil, failure (bad_input)
@@ -49,6 +51,11 @@
 --     and uploaded into a snapshot-made "<name>@cref" there;
 --   * the run's worker fills the same seed's inputs, runs the baseline and
 --     compares each output with "<name>@cref" with the workload's tolerance.
+--     The baseline's outputs are those the correctness stage's trials then
+--     use (gate/session.lua, baseline_outputs): kept in the worker, and on
+--     emu on disk too (gate/baseline_store.lua), so a check in another
+--     process compares stored outputs of the same baseline build with a
+--     fresh run of reference.c.
 -- A spec that declares in-place launches (alias = { { out, in } }) has
 -- each size and seed checked twice: as above, then with both the reference
 -- and the baseline given one buffer for each pair (alias.in_place(w)).
@@ -65,6 +72,7 @@
 -- baseline, entry, seeds, backend): a bench of ten versions checks v0 once.
 -- The engine's own failures are not kept; the next evaluation tries again.
 local alias = require "klineage.workload.alias"
+local baseline_store = require "klineage.gate.baseline_store"
 local cache = require "klineage.device.cache"
 local emu = require "klineage.device.emu"
 local protocol = require "klineage.device.worker.protocol"
@@ -306,20 +314,21 @@ local function trial(rs, bs, base, lib, w, size, seed)
     bs:call { op = "snapshot", buffers = w.outputs, as = "cref" } -- makes "<name>@cref"; the upload fills it
     for _, name in ipairs(w.outputs) do bs:call_with_bytes({ op = "upload", name = name .. "@cref" }, "data", data[name]) end
   end
-  bs:fill(w, p, seed)
-  local rok, rf = verdicts.catch(bs.run, bs, base, w, p)
-  if not rok then
+  -- the baseline's outputs on the same seed's inputs, as the correctness
+  -- stage's trials take them (a run, or a copy one left: session.lua)
+  local how, rf = verdicts.catch(bs.baseline_outputs, bs, base, w, p, seed)
+  if not how then
     if ENGINE[rf.verdict] then error(rf, 0) end
     verdicts.raise("baseline_broken", string.format("the baseline (%s) failed at %s: %s: %s", base.file, where,
       rf.verdict, rf.message), { cause = rf.verdict, signal = rf.signal, code = rf.code, stderr = rf.stderr })
   end
-  for _, c in ipairs(bs:compare_against(w, "cref")) do
+  for _, c in ipairs(bs:compare_against(w, "cref", "ref")) do
     if not c.pass then
       verdicts.raise("baseline_broken", string.format("the baseline (%s) disagrees with the C reference (%s) at %s: %s",
         base.file, w.reference.file, where, session.mismatch(c)), { cause = "wrong", compare = c })
     end
   end
-  return true
+  return how
 end
 
 local function check(ctx, base, w, opts, stage)
@@ -329,7 +338,8 @@ local function check(ctx, base, w, opts, stage)
   local rpool, pf = ctx:reference_pool()
   if not rpool then error(pf, 0) end
   local worker = opts.worker or 1
-  local bs = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async }
+  local bs = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async,
+                           store = baseline_store.of_context(ctx) }
   -- Requests to another pool never go through the scheduler of
   -- gate.evaluate_all, which waits on the context's pool: they are synchronous.
   local rs = bs
@@ -347,13 +357,14 @@ local function check(ctx, base, w, opts, stage)
         for _, seed in ipairs(stage.seeds) do
           for _, form in ipairs({ w, in_place }) do
             stage.at = { size = size.label, seed = seed, in_place = form.in_place }
-            local ok, f = verdicts.catch(trial, rs, bs, base, lib, form, size, seed)
-            if not ok and f.verdict == "worker_lost" then
+            local how, f = verdicts.catch(trial, rs, bs, base, lib, form, size, seed)
+            if not how and f.verdict == "worker_lost" then
               stage.retried = { size = size.label, seed = seed, verdict = f.verdict, message = f.message }
-              ok, f = verdicts.catch(trial, rs, bs, base, lib, form, size, seed)
+              how, f = verdicts.catch(trial, rs, bs, base, lib, form, size, seed)
             end
-            if not ok then error(f, 0) end
+            if not how then error(f, 0) end
             stage.trials = stage.trials + 1
+            stage.baseline[how] = stage.baseline[how] + 1
           end
         end
       end
@@ -386,7 +397,8 @@ function M.stage(ctx, base, w, opts)
   end
   local t0 = host.clock()
   local stage = { sizes = 0, trials = 0, seeds = seeds, skipped = {}, backend = ctx.backend,
-                  reference = { file = w.reference.file, sha256 = w.reference.sha256 } }
+                  reference = { file = w.reference.file, sha256 = w.reference.sha256 },
+                  baseline = { ran = 0, kept = 0, stored = 0 } }
   local ok, f = verdicts.catch(check, ctx, base, w, opts, stage)
   if not ok then
     for k, v in pairs(session.stage_of(f)) do stage[k] = v end

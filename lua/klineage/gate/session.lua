@@ -3,18 +3,28 @@
 -- method raises a failure (klineage.base.verdicts) when a request fails, so the
 -- stages read straight; the stage that catches it decides the verdict.
 --
---   session.new{ pool, worker = i, timeout = s, async = bool } -> Session
+--   session.new{ pool, worker = i, timeout = s, async = bool [, store] } -> Session
+--       store = { dir, owned }: the baseline's outputs are also kept on
+--       disk there (gate/baseline_store.lua; baseline_store.of_context)
 --   s:call(req [, timeout]) -> reply
 --   s:load(k)                     the prepared kernel k into the worker, once
 --   s:alloc(w, p)                 every buffer of workload w at params p
 --   s:fill(w, p, seed [, role]) -> input checksums; role "baseline" gives
 --       integer outputs another poison byte than the candidate's run gets
 --   s:run(k, w, p) -> steps       one run (a launch, or w.run's sequence)
---   s:reference(base, w, p, seed) -> checksums: the baseline's outputs kept
---       as "<name>@ref" (and checksummed), the inputs filled again
+--   s:reference(base, w, p, seed [, { store }]) -> checksums, how: the
+--       baseline's outputs kept as "<name>@ref" (and checksummed), the
+--       inputs filled again; how as baseline_outputs says
+--   s:baseline_outputs(base, w, p, seed [, { store }]) -> how: the
+--       baseline's outputs at (p, seed) as "<name>@ref": "kept" (the
+--       worker's copy from an earlier trial), "stored" (the session's
+--       store), "ran" (a run, kept both ways now); store = false leaves the
+--       store out (a seed drawn at random never comes again); what its run
+--       raised is raised as it is
 --   s:compare_outputs(w) -> { compare replies, each with .buffer }; raises
 --       out_of_bounds when the reference copy changed since it was taken
---   s:compare_against(w, as) -> the same, against the copies "<name>@<as>"
+--   s:compare_against(w, as [, of]) -> the same, against the copies
+--       "<name>@<as>" (of: compares the copies "<name>@<of>" instead)
 --   session.mismatch(c) -> a failed compare reply c in one line: the first
 --       bad index and the largest errors
 --   s:check_canaries()            raises out_of_bounds when a buffer's guard
@@ -25,10 +35,12 @@
 --       it raised ({ verdict, message, signal, code, stderr })
 local alias = require "klineage.workload.alias"
 local annotations = require "klineage.workload.annotations"
+local baseline_store = require "klineage.gate.baseline_store"
 local kernel = require "klineage.gate.kernel"
 local protocol = require "klineage.device.worker.protocol"
 local verdicts = require "klineage.base.verdicts"
 local workload = require "klineage.workload"
+local hash = require "kl.hash"
 
 local M = {}
 
@@ -37,7 +49,7 @@ Session.__index = Session
 
 function M.new(opts)
   return setmetatable({ pool = opts.pool, worker = opts.worker or 1, timeout = opts.timeout or opts.pool.timeout,
-                        async = opts.async, loaded = {}, generation = nil }, Session)
+                        async = opts.async, store = opts.store, loaded = {}, built = {}, generation = nil }, Session)
 end
 
 -- Inside gate.evaluate_all an evaluation is a coroutine: it hands its
@@ -92,6 +104,7 @@ function Session:load(k)
       verdicts.raise("unsupported", "emu: " .. f.message)
     end
     req.source, req.name, req.library = k.source, k.file, built.path
+    self.built[k.module] = built.key -- what the baseline store's key names
     self:call(req)
   else
     self:call_with_bytes(req, "cubin", k.cubin)
@@ -434,37 +447,100 @@ function Session:recall_reference(base, w, p, seed)
   return true
 end
 
--- Runs the baseline on the seed's inputs, keeps its outputs as "<name>@ref"
--- and fills the same inputs again for the run to judge. Returns the input
--- checksums of that second fill. Whatever a kernel can get wrong while
--- the baseline runs is the baseline's: it is raised as baseline_broken.
+-- The baseline store's key for the outputs at (p, seed) and their size in
+-- bytes, or nil where this session keeps none on disk (no store, a
+-- baseline not built here, a spec with no hash).
+function Session:store_key(base, w, p, seed)
+  local build = self.built[base.module]
+  if not self.store or not build or not w.sha256 then return nil end
+  local counts, f = workload.counts(w, p)
+  if not counts then error(f, 0) end
+  local outputs, bytes = {}, 0
+  for i, name in ipairs(w.outputs) do
+    local b = w.buffer_by_name[name]
+    outputs[i] = { name = name, type = b.type, count = counts[name] }
+    bytes = bytes + counts[name] * types.get(b.type).size
+  end
+  return baseline_store.key { build = build, entry = base.entry, spec = w.sha256, params = p, seed = seed,
+                              outputs = outputs }, bytes
+end
+
+-- The baseline's outputs for (p, seed) from the store into "<name>@ref",
+-- and into the worker's keep. True when it held an entry whole and the
+-- worker's copies hash as the entry's bytes do.
+function Session:recall_stored(base, w, p, seed, key)
+  local got = baseline_store.lookup(self.store.dir, self.store.owned, key, w.outputs)
+  if not got then return false end -- a miss, or a refused folder: the baseline runs
+  self:call { op = "snapshot", buffers = w.outputs, as = "ref" } -- makes the "@ref" buffers
+  for _, name in ipairs(w.outputs) do
+    self:call_with_bytes({ op = "upload", name = name .. "@ref", key = output_key(base, w, p, seed, name) }, "data",
+      got[name])
+  end
+  local now = self:call({ op = "checksum", buffers = M.ref_names(w) }).checksums
+  for _, name in ipairs(w.outputs) do
+    if now[name .. "@ref"] ~= hash.sha256(got[name]) then return false end
+  end
+  local sums = kept_of(self)
+  for _, name in ipairs(w.outputs) do sums[output_key(base, w, p, seed, name)] = now[name .. "@ref"] end
+  self.ref_sums = now
+  return true
+end
+
+-- The "@ref" copies, just taken from a run, into the store. A store that
+-- cannot take them fails nothing: the next process runs the baseline.
+function Session:store_outputs(w, key)
+  local outputs = {}
+  for i, name in ipairs(w.outputs) do
+    local bytes = protocol.unbase64(self:call({ op = "read", buffer = name .. "@ref" }).data_b64 or "")
+    if not bytes or hash.sha256(bytes) ~= self.ref_sums[name .. "@ref"] then return end
+    outputs[i] = { name = name, bytes = bytes }
+  end
+  baseline_store.save(self.store.dir, self.store.owned, key, outputs)
+end
+
+-- The baseline's outputs as "<name>@ref": the worker's kept copy, else
+-- the store's, else a run on the seed's inputs (filled as the baseline's:
+-- integer outputs get its poison byte).
 -- The worker keeps the outputs too: every trial of a walk or a search
 -- judges against the same baseline at the same few (params, seed), and a
 -- brute-force baseline (raytrace v0: 3.8 s at the bench scene) cost more
--- than the candidates.
-function Session:reference(base, w, p, seed)
-  if self:recall_reference(base, w, p, seed) then return self:fill(w, p, seed, "candidate") end
+-- than the candidates. The store keeps them for the next process (emu).
+function Session:baseline_outputs(base, w, p, seed, opts)
+  if self:recall_reference(base, w, p, seed) then return "kept" end
+  local key, bytes
+  if not (opts and opts.store == false) then key, bytes = self:store_key(base, w, p, seed) end
+  if key and self:recall_stored(base, w, p, seed, key) then return "stored" end
   self:fill(w, p, seed, "baseline")
-  local ok, f = verdicts.catch(self.run, self, base, w, p)
-  if not ok then
-    -- What a kernel did wrong is the baseline's here; what is not about a
-    -- kernel (the spec's run raising, the engine, the backend) stays so.
-    if (verdicts.get(f.verdict) or {}).blame ~= "candidate" then error(f, 0) end
-    verdicts.raise("baseline_broken", string.format("the baseline (%s) failed: %s: %s", base.file, f.verdict, f.message),
-      { cause = f.verdict })
-  end
+  self:run(base, w, p)
   self:call { op = "snapshot", buffers = w.outputs, as = "ref" }
   -- The copy lies in the candidate's address space: its checksum, taken
   -- now, shows a candidate that wrote into it.
   self.ref_sums = self:call({ op = "checksum", buffers = M.ref_names(w) }).checksums
   local sums = kept_of(self)
   for _, name in ipairs(w.outputs) do
-    local key = output_key(base, w, p, seed, name)
-    if self:call({ op = "keep", buffer = name .. "@ref", key = key }).kept then
-      sums[key] = self.ref_sums[name .. "@ref"]
+    local okey = output_key(base, w, p, seed, name)
+    if self:call({ op = "keep", buffer = name .. "@ref", key = okey }).kept then
+      sums[okey] = self.ref_sums[name .. "@ref"]
     end
   end
-  return self:fill(w, p, seed, "candidate")
+  if key and bytes <= baseline_store.MAX_BYTES then self:store_outputs(w, key) end
+  return "ran"
+end
+
+-- The baseline's outputs as "<name>@ref" (baseline_outputs), then the same
+-- inputs filled again for the run to judge. Returns the input checksums of
+-- that fill, and how the outputs came. Whatever a kernel can get wrong
+-- while the baseline runs is the baseline's: it is raised as baseline_broken.
+function Session:reference(base, w, p, seed, opts)
+  local how, f = verdicts.catch(self.baseline_outputs, self, base, w, p, seed, opts)
+  if not how then
+    -- What a kernel did wrong is the baseline's here; what is not about a
+    -- kernel (the spec's run raising, the engine, the backend) stays so.
+    if (verdicts.get(f.verdict) or {}).blame ~= "candidate" then error(f, 0) end
+    verdicts.raise("baseline_broken", string.format("the baseline (%s) failed: %s: %s", base.file, f.verdict, f.message),
+      { cause = f.verdict })
+  end
+  return self:fill(w, p, seed, "candidate"), how
 end
 
 function M.ref_names(w)
@@ -492,11 +568,12 @@ end
 
 -- Every output compared with its copy "<name>@<as>" (another snapshot, or
 -- the C reference's outputs uploaded there), each result tagged with its buffer.
-function Session:compare_against(w, as)
+function Session:compare_against(w, as, of)
   local results = {}
   for _, name in ipairs(w.outputs) do
     local tol = workload.tolerance(w, name)
-    local c = self:call { op = "compare", buffer = name, against = name .. "@" .. as, rtol = tol.rtol, atol = tol.atol }
+    local c = self:call { op = "compare", buffer = of and (name .. "@" .. of) or name, against = name .. "@" .. as,
+                          rtol = tol.rtol, atol = tol.atol }
     c.buffer = name
     results[#results + 1] = c
   end

@@ -20,8 +20,8 @@
 --
 -- Binary data (a cubin, buffer contents) travels as base64 in fields named
 -- *_b64, or, when large, in a file the engine wrote, named by the field
--- *_path: the worker is a child on the same host, and base64 through Lua and
--- JSON moves about 10 MB/s, too slow for an 80 MB scene. Numbers are JSON numbers: the engine sends integers where the
+-- *_path: the worker is a child on the same host, and base64 (kl.base64) and
+-- JSON cost copies of the data an 80 MB scene need not make. Numbers are JSON numbers: the engine sends integers where the
 -- worker needs integers (counts, seeds, geometry).
 --
 -- Requests, in the order a gate evaluation uses them:
@@ -119,6 +119,7 @@
 --          close_stdin = true (reply, then stop reading but stay alive) }.
 local cjson = require "cjson"
 local verdicts = require "klineage.base.verdicts"
+local kbase64 = require "kl.base64"
 
 local M = {}
 
@@ -165,39 +166,9 @@ function M.integer(v)
   return nil
 end
 
-local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local decode_map = {}
-for i = 1, 64 do decode_map[alphabet:byte(i)] = i - 1 end
-
-function M.base64(data)
-  local out = {}
-  for i = 1, #data, 3 do
-    local a, b, c = data:byte(i, i + 2)
-    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
-    out[#out + 1] = string.char(
-      alphabet:byte((n >> 18) + 1), alphabet:byte(((n >> 12) & 63) + 1),
-      b and alphabet:byte(((n >> 6) & 63) + 1) or 61, c and alphabet:byte((n & 63) + 1) or 61)
-  end
-  return table.concat(out)
-end
-
--- unbase64(text) -> bytes | nil, failure
-local function unbase64_(text)
-  if #text % 4 ~= 0 then return nil, "base64 length is not a multiple of 4" end
-  local out = {}
-  for i = 1, #text, 4 do
-    local c1, c2, c3, c4 = text:byte(i, i + 3)
-    local a, b = decode_map[c1], decode_map[c2]
-    local c = c3 == 61 and 0 or decode_map[c3]
-    local d = c4 == 61 and 0 or decode_map[c4]
-    if not (a and b and c and d) then return nil, "invalid base64 at " .. i end
-    local n = (a << 18) | (b << 12) | (c << 6) | d
-    if c3 == 61 then out[#out + 1] = string.char(n >> 16)
-    elseif c4 == 61 then out[#out + 1] = string.char(n >> 16, (n >> 8) & 255)
-    else out[#out + 1] = string.char(n >> 16, (n >> 8) & 255, n & 255) end
-  end
-  return table.concat(out)
-end
+-- base64(data) -> text ; unbase64(text) -> bytes | nil, failure (kl.base64)
+M.base64 = kbase64.encode
+local unbase64_ = kbase64.decode
 
 -- payload(req, "data") -> the bytes of req.data_b64 or of the file
 -- req.data_path | nil, failure.
