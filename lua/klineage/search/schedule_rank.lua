@@ -108,6 +108,16 @@ end
 -- by it, and a load that repeats an earlier one's strides at another
 -- offset (a stencil's neighbour) costs HALO: the cache served part of it.
 M.HALO = 0.25
+
+-- An access's array and strides, offsets aside: a stencil's neighbours share it.
+local function shape_of(acc)
+  if not acc.coefs then return nil end
+  local t = {}
+  for k, v in pairs(acc.coefs) do if k ~= "" then t[#t + 1] = k .. "=" .. v end end
+  table.sort(t)
+  return acc.array .. "|" .. table.concat(t, ",")
+end
+
 local function cost_along(a, d, tile)
   local cost, shapes = 0, {}
   for _, acc in ipairs(a.accesses or {}) do
@@ -115,12 +125,7 @@ local function cost_along(a, d, tile)
       local s = d and stride_along(acc, d, a.digits) or acc.stride_x
       local c = coalesced(s) and 1 or M.STRIDED_COST
       if tile and acc.kind == "load" then
-        local shape = acc.coefs and acc.array .. "|" .. table.concat((function()
-          local t = {}
-          for k, v in pairs(acc.coefs) do if k ~= "" then t[#t + 1] = k .. "=" .. v end end
-          table.sort(t)
-          return t
-        end)(), ",")
+        local shape = shape_of(acc)
         if acc.reuse and #acc.reuse > 0 then
           -- a warp's broadcast already shares its load across the lanes: the
           -- tile saves the other warps' copies, the square root of its reuse

@@ -76,13 +76,13 @@ function M.rows(state, node, opts)
     local eok, text = pcall(kir.emit, seq.kernel)
     local first = seq.text:match("^([%w_]+)")
     local key = node.sha256 .. "|schedule:" .. tostring(first) .. "|" .. seq.text .. "|{}"
-    local stop = fresh and eok and type(text) == "string" and text ~= node.source and not state.tried[key]
-      and M.unlaunchable(text, state.workload)
+    local usable = fresh and eok and type(text) == "string" and text ~= node.source and not state.tried[key]
+    local stop = usable and M.unlaunchable(text, state.workload)
     if stop then
       state.tried[key] = true
       state:decide({ skill = "schedule:" .. first, site = seq.text, schedule = seq.text }, node,
                    { status = "skipped", why = "the schedule cannot launch: " .. stop })
-    elseif fresh and eok and type(text) == "string" and text ~= node.source and not state.tried[key] then
+    elseif usable then
       local whole = before == "" and seq.text or before .. " " .. seq.text
       local reasons = { table.unpack(node.kir and node.kir.reasons or {}) }
       for _, r in ipairs(seq.reasons) do reasons[#reasons + 1] = r end
