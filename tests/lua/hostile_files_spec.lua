@@ -138,6 +138,8 @@ describe("files that are not regular files, where the engine reads one", functio
 end)
 
 -- A folder with saxpy's spec and kernel, and an empty skill repository.
+-- Runs here judge a handful of candidates (--budget 3): these cases are about files and locks,
+-- and a full search on the fake backend costs minutes under ASan.
 local function workspace(tmp)
   sh("mkdir -p " .. q(tmp .. "/w") .. " " .. q(tmp .. "/skills"))
   sh("cp " .. q(saxpy .. "/workload.lua") .. " " .. q(saxpy .. "/v0.cu") .. " " .. q(tmp .. "/w/"))
@@ -148,7 +150,7 @@ describe("optimize --out", function()
   local tmp = mkdtemp()
   local w, kernel, skills = workspace(tmp)
   local function optimize(out, ...)
-    return cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--skills", skills,
+    return cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--budget", "3", "--skills", skills,
       "--journal", tmp .. "/runs", "--quiet", "--out", out, ...)
   end
 
@@ -338,7 +340,7 @@ describe("the lock of a run folder", function()
     p:kill("KILL")
     p:wait(10)
     -- the kernel dropped the lock with the process: nothing to clean up
-    local out2, code2 = cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--skills", skills,
+    local out2, code2 = cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--budget", "3", "--skills", skills,
       "--journal", root, "--run", "busy", "--quiet")
     expect(code2):equals(0)
     expect(out2):contains("optimized kernel: " .. root .. "/busy/optimized.cu")
@@ -362,7 +364,7 @@ describe("the lock of a run folder", function()
 
   it("refuses to regenerate a report into a folder a command holds", function()
     -- a finished run, then held as a command would hold it
-    local made = select(2, cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--skills", skills,
+    local made = select(2, cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--budget", "3", "--skills", skills,
       "--journal", root, "--run", "rep", "--quiet"))
     expect(made):equals(0)
     local p <close> = hold(root .. "/rep")
@@ -379,7 +381,7 @@ describe("a stored kernel that no longer matches its hash", function()
   local w, kernel, skills = workspace(tmp)
   local root = tmp .. "/runs"
   local function optimize()
-    return cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--skills", skills,
+    return cli({ timeout = 90 }, "optimize", kernel, "--workload", w, "--backend", "fake", "--budget", "3", "--skills", skills,
       "--journal", root, "--run", "r", "--quiet")
   end
   local _, made = optimize()
