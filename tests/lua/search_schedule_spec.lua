@@ -112,7 +112,7 @@ describe("a schedule that cannot launch", function()
 end)
 
 describe("a scheduled node", function()
-  it("extends its sequence with primitives it has not used, predicted over what it took", function()
+  it("extends its sequence with primitives it has not used, and offers the other sequences instead of it", function()
     local state = fake_state()
     local first = schedules.rows(state, { source = matmul, sha256 = "m" })
     local map
@@ -120,12 +120,27 @@ describe("a scheduled node", function()
     expect(map ~= nil):equals(true)
     local node = { source = map.source, sha256 = "after-map", kir = map.kir }
     local rows = schedules.rows(state, node)
-    expect(#rows):at_least(1)
+    local extensions, alternatives, texts = 0, 0, {}
     for _, r in ipairs(rows) do
-      expect(r.schedule:find("map%(") == nil):equals(true)
-      expect(r.kir.text:sub(1, #map.schedule + 1)):equals(map.schedule .. " ")
-      expect(r.predicted.why):contains("after " .. map.schedule)
+      expect(texts[r.schedule]):is_nil() -- each sequence once
+      texts[r.schedule] = true
+      expect(r.schedule ~= map.schedule):equals(true) -- never the node's own
+      if r.instead then
+        alternatives = alternatives + 1
+        expect(r.instead):equals(map.schedule)
+        expect(r.kir.text):equals(r.schedule)
+        expect(r.predicted.why):contains("instead of " .. map.schedule)
+      else
+        extensions = extensions + 1
+        expect(r.schedule:sub(1, #map.schedule + 1)):equals(map.schedule .. " ")
+        expect(select(2, r.schedule:gsub("map%(", ""))):equals(1) -- map is not applied twice
+        expect(r.predicted.why):contains("after " .. map.schedule)
+      end
     end
+    expect(extensions):at_least(1)
+    -- the other map (lanes along i) and map with a stage are neighbours the search can still measure
+    expect(texts["map(block=32x8,x=i,y=j)"]):equals(true)
+    expect(alternatives):at_least(5)
   end)
 end)
 

@@ -178,6 +178,15 @@ local function materialize(state, row, node)
   error("a forward candidate needs record, applies, ask or source (search/forward.lua)", 0)
 end
 
+-- Why an untimed backend could not keep a predicted row whatever the gate
+-- says (its prediction is under the margin), or nil.
+function M.short_of_margin(state, row)
+  local p = row.predicted
+  if state.timed or not p or p.speedup >= M.PREDICTED_MARGIN then return nil end
+  return string.format("not measured and the static model predicts only %.2fx, under the %.1fx it takes (%s)",
+    p.speedup, M.PREDICTED_MARGIN, p.why)
+end
+
 -- state needs timed and ctx.backend; row its record, when it is a skill's.
 function M.accept(state, row, result)
   local backend = state.ctx.backend
@@ -199,13 +208,10 @@ function M.accept(state, row, result)
     return false, "correct, but not kept: " .. tostring(e.why) .. " (on " .. backend .. " only a compare that finds it faster keeps a change)"
   end
   if row.predicted then
-    local p = row.predicted
-    if p.speedup >= M.PREDICTED_MARGIN then
-      return true, string.format("correct on %s; not measured: kept on the static model's prediction of %.2fx (%s)",
-        backend, p.speedup, p.why)
-    end
-    return false, string.format("correct on %s, but not measured and the static model predicts only %.2fx, under the %.1fx it takes (%s)",
-      backend, p.speedup, M.PREDICTED_MARGIN, p.why)
+    local short = M.short_of_margin(state, row)
+    if short then return false, "correct on " .. backend .. ", but " .. short end
+    return true, string.format("correct on %s; not measured: kept on the static model's prediction of %.2fx (%s)",
+      backend, row.predicted.speedup, row.predicted.why)
   end
   if not row.record then
     return true, "correct on " .. backend .. "; its speed was not measured there (a baseline keeps every correct change)"
@@ -218,6 +224,12 @@ function M.accept(state, row, result)
   return false, string.format("correct on %s, but nothing was measured and the skill's evidence shows no gain", backend)
 end
 
+-- What state.tried is keyed by: a row at a node (skill_rows and schedules
+-- spell the same key to leave out what was judged).
+local function tried_key(node, row)
+  return node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)
+end
+
 -- One candidate judged: materialized, gated, compared, accepted or not.
 -- A refused one is journaled at once; an accepted one once choose has
 -- said whether it is kept (M.settle). nil when no cycle is left.
@@ -226,6 +238,16 @@ local function judge_row(state, row)
   if state.ctx:exhausted() then
     state.exhausted = true
     return nil
+  end
+  -- A row the backend could not keep costs no cycle: on emu a schedule
+  -- predicted under the margin is refused whatever the gate says.
+  local short = M.short_of_margin(state, row)
+  if short then
+    local why = "not judged: " .. state.ctx.backend .. " times nothing, and it is " .. short
+    state:decide(row, node, { status = "skipped", why = why, schedule = row.schedule, predicted = row.predicted })
+    state.tried[tried_key(node, row)] = true
+    return { candidate = row, node = node, accepted = false, verdict = "skipped", why = why,
+             effect = { measured = false, why = "not measured: " .. why } }
   end
   local made, why, asked = materialize(state, row, node)
   if state.exhausted then return nil end
@@ -252,7 +274,7 @@ local function judge_row(state, row)
   result.fields = { status = ok and "applied" or "rejected", why = reason, because = row.because, verdict = result.verdict,
                     effect = result.verdict == "ok" and result.effect or nil, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
                     llm = made.llm, schedule = row.schedule, predicted = row.predicted }
-  state.tried[node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
+  state.tried[tried_key(node, row)] = true
   result.candidate, result.node, result.made, result.sha256 = row, node, made, sha
   result.accepted, result.why = ok, reason
   if result.effect.measured then result.speedup = (node.speedup or 1) * result.effect.speedup end

@@ -4,9 +4,12 @@
 -- The emitted text is never trusted: the gate judges it as any source row.
 -- A node a schedule made carries its IR (node.kir, with the sequence so far
 -- and the unscheduled kernel), since emitted code with shared memory does
--- not lift again: its rows extend that sequence with primitives it has not
--- used, each predicted as the model's gain of the whole sequence over the
--- gain of the part already taken.
+-- not lift again. Its rows are of two kinds, both judged against the node
+-- and predicted as the model's gain of the whole sequence over the node's:
+--   - extensions: its sequence and one primitive it has not used;
+--   - alternatives (row.instead = the node's sequence): the unscheduled
+--     kernel's other sequences, other parameters or other primitives, so
+--     that a search that took a schedule can still measure its neighbours.
 --   schedules.rows(state, node, { depth = 2, limit = 40 }) -> rows
 --   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence) }
 local kir = require "klineage.kir"
@@ -47,6 +50,40 @@ local function used_in(text)
   return used
 end
 
+-- One row per usable sequence: emitted, checked to launch, predicted over
+-- the node's own prediction (base). `prefix` is the node's sequence the
+-- row extends ("" where it starts from the unscheduled kernel again).
+local function add_rows(state, node, rows, seen, seqs, ctx)
+  for _, seq in ipairs(seqs) do
+    local whole = ctx.prefix == "" and seq.text or ctx.prefix .. " " .. seq.text
+    local first = whole:match("^([%w_]+)")
+    local key = node.sha256 .. "|schedule:" .. tostring(first) .. "|" .. whole .. "|{}"
+    if not seen[whole] and whole ~= ctx.before and not state.tried[key] then
+      seen[whole] = true
+      local eok, text = pcall(kir.emit, seq.kernel)
+      local usable = eok and type(text) == "string" and text ~= node.source
+      local stop = usable and M.unlaunchable(text, state.workload)
+      if stop then
+        state.tried[key] = true
+        state:decide({ skill = "schedule:" .. first, site = whole, schedule = whole }, node,
+                     { status = "skipped", why = "the schedule cannot launch: " .. stop })
+      elseif usable then
+        local reasons = { table.unpack(ctx.prefix_reasons) }
+        for _, r in ipairs(seq.reasons) do reasons[#reasons + 1] = r end
+        local p = rank.predict(ctx.root, seq.kernel, whole, reasons, ctx.model)
+        if ctx.base ~= 1 then
+          local how = ctx.prefix == "" and "instead of " or "after "
+          p = { speedup = p.speedup / ctx.base, why = string.format("%s%s: %s", how, ctx.before, p.why) }
+        end
+        rows[#rows + 1] = { skill = "schedule:" .. first, site = whole, schedule = whole, params_key = "{}",
+                            source = text, by = "schedule", because = seq.reasons, node = node, predicted = p,
+                            instead = ctx.prefix == "" and ctx.before ~= "" and ctx.before or nil,
+                            kir = { kernel = seq.kernel, root = ctx.root, text = whole, reasons = reasons } }
+      end
+    end
+  end
+end
+
 function M.rows(state, node, opts)
   opts = opts or {}
   local ok, kernel, why = true, node.kir and node.kir.kernel, nil
@@ -63,36 +100,26 @@ function M.rows(state, node, opts)
     end
     return {}
   end
-  local sok, seqs = pcall(kir.sequences, kernel, opts.depth or M.DEPTH, opts.limit or M.LIMIT)
-  if not sok then return {} end
   local root, before = node.kir and node.kir.root or kernel, node.kir and node.kir.text or ""
-  local used = used_in(before)
   local model = { workload = state.workload, sm_count = M.sm_count(state) }
-  local base = before ~= "" and rank.predict(root, kernel, before, node.kir.reasons, model).speedup or 1
-  local rows = {}
-  for _, seq in ipairs(seqs) do
-    local fresh = true
-    for name in pairs(used_in(seq.text)) do fresh = fresh and not used[name] end
-    local eok, text = pcall(kir.emit, seq.kernel)
-    local first = seq.text:match("^([%w_]+)")
-    local key = node.sha256 .. "|schedule:" .. tostring(first) .. "|" .. seq.text .. "|{}"
-    local usable = fresh and eok and type(text) == "string" and text ~= node.source and not state.tried[key]
-    local stop = usable and M.unlaunchable(text, state.workload)
-    if stop then
-      state.tried[key] = true
-      state:decide({ skill = "schedule:" .. first, site = seq.text, schedule = seq.text }, node,
-                   { status = "skipped", why = "the schedule cannot launch: " .. stop })
-    elseif usable then
-      local whole = before == "" and seq.text or before .. " " .. seq.text
-      local reasons = { table.unpack(node.kir and node.kir.reasons or {}) }
-      for _, r in ipairs(seq.reasons) do reasons[#reasons + 1] = r end
-      local p = rank.predict(root, seq.kernel, whole, reasons, model)
-      if base ~= 1 then p = { speedup = p.speedup / base, why = string.format("after %s: %s", before, p.why) } end
-      rows[#rows + 1] = { skill = "schedule:" .. first, site = seq.text, schedule = seq.text, params_key = "{}",
-                          source = text, by = "schedule", because = seq.reasons, node = node, predicted = p,
-                          kir = { kernel = seq.kernel, root = root, text = whole, reasons = reasons } }
+  local ctx = { root = root, before = before, model = model, prefix = before, prefix_reasons = node.kir and node.kir.reasons or {},
+                base = before ~= "" and rank.predict(root, kernel, before, node.kir.reasons, model).speedup or 1 }
+  local rows, seen = {}, {}
+  local depth, limit = opts.depth or M.DEPTH, opts.limit or M.LIMIT
+  if before ~= "" then
+    -- extensions: the node's sequence and one primitive it has not used
+    local used, fresh = used_in(before), {}
+    local sok, seqs = pcall(kir.sequences, kernel, 1, limit)
+    for _, seq in ipairs(sok and seqs or {}) do
+      if not used[seq.text:match("^([%w_]+)")] then fresh[#fresh + 1] = seq end
     end
+    add_rows(state, node, rows, seen, fresh, ctx)
+    -- alternatives: the unscheduled kernel's other sequences (other parameters,
+    -- other primitives), judged against the node, so the search can move sideways
+    ctx.prefix, ctx.prefix_reasons = "", {}
   end
+  local sok, seqs = pcall(kir.sequences, root, depth, limit)
+  if sok then add_rows(state, node, rows, seen, seqs, ctx) end
   return rank.rank(rows)
 end
 
