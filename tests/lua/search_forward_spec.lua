@@ -67,6 +67,23 @@ describe("the forward search on emu", function()
     for _, reason in ipairs(kept.because) do expect(reason):matches("^legal: ") end
   end)
 
+  it("spends no cycle on a schedule emu could not keep: one predicted under the margin is skipped unjudged", function()
+    local margin = require("klineage.search.forward").PREDICTED_MARGIN
+    local skipped = 0
+    for _, r in ipairs(records_of(dir, "decision")) do
+      if r.predicted and r.status == "skipped" and r.why:find("not judged", 1, true) then
+        skipped = skipped + 1
+        expect(r.predicted.speedup < margin):equals(true)
+        expect(r.why):contains("emu times nothing")
+        expect(r.candidate):is_nil() -- nothing was materialized or gated for it
+      end
+      -- every schedule the gate did judge on emu could have been kept
+      if r.predicted and (r.status == "applied" or r.verdict) then expect(r.predicted.speedup):at_least(margin) end
+    end
+    expect(skipped):at_least(1)
+    expect(summary.cycles):at_most(12)
+  end)
+
   it("judges every candidate against the input, and only the input against itself", function()
     local evals = records_of(dir, "evaluation")
     expect(#evals):at_least(2)
