@@ -170,6 +170,20 @@ describe("the klineage policy's choice", function()
   it("keeps none when none is accepted", function()
     expect(policy.choose(nil, results({ timed(nil), timed(nil) }))):is_nil()
   end)
+  it("gives up after 8 judged with none accepted; a row skipped without a cycle does not count", function()
+    local list = {}
+    for i = 1, 12 do list[i] = timed(nil) end
+    list[12] = timed(5.0)
+    local kept, why = policy.choose(nil, results(list))
+    expect(kept):is_nil()
+    expect(why):contains("none of the 8 best ranked candidates was accepted")
+    expect(read):equals(8)
+    local skipped = { accepted = false, verdict = "skipped", effect = { measured = false } }
+    list = { skipped, skipped, skipped }
+    for i = 4, 10 do list[i] = timed(nil) end
+    list[11] = timed(2.0)
+    expect(policy.choose(nil, results(list)).effect.speedup):equals(2.0)
+  end)
 end)
 
 describe("the schedule policy", function()

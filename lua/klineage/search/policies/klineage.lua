@@ -1,20 +1,18 @@
--- klineage: the skills the repository admits for the kernel (their
--- patterns match, their preconditions hold, their guards do not fire) and,
--- when the kernel lifts to the kernel IR, the static model's best
--- schedules, one list ranked by expected gain: a skill's measured median
--- speedup times its confidence, a schedule's predicted speedup at the
--- model's (low) confidence. Each is materialized (a skill by its
--- transform, then its template, then the LLM; a schedule by kir) and
--- judged in turn until the engine accepts one (correct and, where timed,
--- faster beyond noise; on emu a schedule only on a predicted 1.5x). Where
--- kernels are timed, the WIDTH - 1 next are judged too and the fastest
--- accepted is kept, so that a parameter the model cannot tell apart (a
--- warp or a block a row) is measured.
--- Copy this file to change a step, and run it with
--- `klineage optimize KERNEL.cu --workload SPEC --policy ./mine.lua`
--- (examples/policies/ has more; the contract is search/init.lua's).
-local SCHEDULES = 40 -- the model's schedules ranked beside the skills (all that kir offers)
+-- klineage: the skills the repository admits (patterns match, preconditions
+-- hold, guards do not fire) and kir's schedules of the kernel (after a
+-- schedule step: its extensions and its neighbours), one list ranked by
+-- expected gain: a skill's measured median times its confidence, a
+-- schedule's predicted speedup at the model's low confidence. Candidates
+-- are judged in turn until the engine accepts one (correct and, where
+-- timed, faster beyond noise than the kernel the search is at). Where timed,
+-- the WIDTH - 1 next are judged too and the fastest kept, so that what the
+-- model cannot tell apart (a warp or a block a row) is measured. A step
+-- that judges PATIENCE candidates with none accepted ends the search: past
+-- the model's best few, cycles buy little. Copy this file to change a step:
+-- `klineage optimize K.cu --workload SPEC --policy ./mine.lua` (search/init.lua).
+local SCHEDULES = 40 -- the model's schedules ranked beside the skills
 local WIDTH = 3      -- timed: candidates judged from the first accepted one on
+local PATIENCE = 8   -- candidates judged (a cycle each) with none accepted
 
 return {
   name = "klineage",
@@ -29,11 +27,13 @@ return {
     return state:rank(rows)
   end,
   choose = function(_, judged)
-    local best, first
+    local best, first, spent = nil, nil, 0
     for i, r in ipairs(judged) do
+      if r.verdict ~= "skipped" then spent = spent + 1 end -- a skipped row cost no cycle
       if r.accepted and (not best or (r.effect.measured and r.effect.speedup > best.effect.speedup)) then best = r end
       first = first or (r.accepted and i)
       if best and (i >= first + WIDTH - 1 or not best.effect.measured) then break end
+      if not first and spent >= PATIENCE then return nil, "none of the " .. PATIENCE .. " best ranked candidates was accepted" end
     end
     return best
   end,
