@@ -37,8 +37,14 @@
 --   The budget, counted here and nowhere else: every gate cycle (gate/,
 --   the compare) and every LLM call the search makes is one cycle.
 --   ctx:charge() -> true | nil, failure (budget_exhausted): one cycle
---   ctx:exhausted() -> true when no cycle is left
+--   ctx:exhausted() -> true when no cycle is left at this point of the run
 --   ctx:spent() -> cycles charged (a resumed run's journal included), limit | nil
+--   ctx:replayed(record): a judgement the journal already held was read
+--       back (the gate calls it). A resumed run walks its budget again as
+--       it replays: exhausted() counts the cycles replayed or charged in
+--       this process, so a run that ended on its budget replays to the same
+--       end, while charge() still refuses once the folder's cycles, the
+--       journal's and the new ones, reach the limit.
 --   context.check_budget(n [, min]) -> true | nil, failure (bad_input): a
 --       budget a command may pass (a whole number >= min, default 0)
 --   ctx.skills_dir: the skill repository's folder the run was given
@@ -83,7 +89,7 @@ end
 function M.new(opts)
   opts = opts or {}
   -- The budget's two numbers are this object's own: read through spent().
-  local self = setmetatable({ cycle_limit = opts.budget, cycles_used = 0, own_pool = false, skills_dir = opts.skills,
+  local self = setmetatable({ cycle_limit = opts.budget, cycles_used = 0, position = 0, own_pool = false, skills_dir = opts.skills,
                               reference_checks = {}, baseline_store = opts.baseline_store }, Context)
   if opts.budget ~= nil then
     local ok, bf = M.check_budget(opts.budget)
@@ -152,15 +158,19 @@ function Context:ceilings()
 end
 
 function Context:charge()
-  if self:exhausted() then
+  if self:exhausted() or (self.cycle_limit ~= nil and self.cycles_used >= self.cycle_limit) then
     return nil, verdicts.failure("budget_exhausted", string.format("the budget of %d gate cycles is spent", self.cycle_limit))
   end
-  self.cycles_used = self.cycles_used + 1
+  self.cycles_used, self.position = self.cycles_used + 1, self.position + 1
   return true
 end
 
+function Context:replayed(record)
+  if type(record) == "table" and record.charged then self.position = self.position + 1 end
+end
+
 function Context:exhausted()
-  return self.cycle_limit ~= nil and self.cycles_used >= self.cycle_limit
+  return self.cycle_limit ~= nil and self.position >= self.cycle_limit
 end
 
 function Context:spent()

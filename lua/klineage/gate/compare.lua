@@ -71,6 +71,7 @@ function M.compare(ctx, a, b, w, opts)
   local earlier = ctx:judged(key)
   if earlier and earlier.result then
     earlier.result.reused = true
+    ctx:replayed(earlier)
     return earlier.result
   end
   local prepaid = opts.prepaid == true

@@ -245,6 +245,7 @@ function M.evaluate(ctx, candidate, w, opts)
     local earlier = ctx:judged(record.key)
     if earlier then
       earlier.reused = true
+      ctx:replayed(earlier)
       return earlier
     end
   end
