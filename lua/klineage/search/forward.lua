@@ -224,10 +224,11 @@ function M.accept(state, row, result)
   return false, string.format("correct on %s, but nothing was measured and the skill's evidence shows no gain", backend)
 end
 
--- What state.tried is keyed by: a row at a node (skill_rows and schedules
--- spell the same key to leave out what was judged).
-local function tried_key(node, row)
-  return node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)
+-- A row judged at a node (skill_rows and schedules spell the same
+-- state.tried key to leave out what was judged there).
+local function mark_tried(state, node, row)
+  state.tried[node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
+  if row.kir then require("klineage.search.schedules").judged(state, row) end
 end
 
 -- One candidate judged: materialized, gated, compared, accepted or not.
@@ -245,7 +246,7 @@ local function judge_row(state, row)
   if short then
     local why = "not judged: " .. state.ctx.backend .. " times nothing, and it is " .. short
     state:decide(row, node, { status = "skipped", why = why, schedule = row.schedule, predicted = row.predicted })
-    state.tried[tried_key(node, row)] = true
+    mark_tried(state, node, row)
     return { candidate = row, node = node, accepted = false, verdict = "skipped", why = why,
              effect = { measured = false, why = "not measured: " .. why } }
   end
@@ -274,7 +275,7 @@ local function judge_row(state, row)
   result.fields = { status = ok and "applied" or "rejected", why = reason, because = row.because, verdict = result.verdict,
                     effect = result.verdict == "ok" and result.effect or nil, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
                     llm = made.llm, schedule = row.schedule, predicted = row.predicted }
-  state.tried[tried_key(node, row)] = true
+  mark_tried(state, node, row)
   result.candidate, result.node, result.made, result.sha256 = row, node, made, sha
   result.accepted, result.why = ok, reason
   if result.effect.measured then result.speedup = (node.speedup or 1) * result.effect.speedup end

@@ -11,7 +11,10 @@
 --     kernel's other sequences, other parameters or other primitives, so
 --     that a search that took a schedule can still measure its neighbours.
 --   schedules.rows(state, node, { depth = 2, limit = 40 }) -> rows
---   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence) }
+--   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence),
+--               origin (the sha256 of the node root was lifted from) }
+--   schedules.judged(state, row): forward.lua marks a row judged (or skipped
+--       unjudged), and no later step of the run offers its sequence again
 local kir = require "klineage.kir"
 local rank = require "klineage.search.schedule_rank"
 local workload = require "klineage.workload"
@@ -44,6 +47,20 @@ function M.unlaunchable(source, w)
   end
 end
 
+-- A sequence of one unscheduled kernel (origin: the sha256 of the node it
+-- was lifted from) is judged once a run: a neighbour judged at an earlier
+-- step, against the kernel the search was at then, is not offered again.
+function M.judged(state, row)
+  if row.kir and row.kir.origin then
+    state.schedules_judged = state.schedules_judged or {}
+    state.schedules_judged[row.kir.origin .. "|" .. row.kir.text] = true
+  end
+end
+
+function M.judged_before(state, origin, whole)
+  return state.schedules_judged ~= nil and state.schedules_judged[origin .. "|" .. whole] == true
+end
+
 local function used_in(text)
   local used = {}
   for name in (text or ""):gmatch("([%w_]+)%b()") do used[name] = true end
@@ -58,7 +75,7 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
     local whole = ctx.prefix == "" and seq.text or ctx.prefix .. " " .. seq.text
     local first = whole:match("^([%w_]+)")
     local key = node.sha256 .. "|schedule:" .. tostring(first) .. "|" .. whole .. "|{}"
-    if not seen[whole] and whole ~= ctx.before and not state.tried[key] then
+    if not seen[whole] and whole ~= ctx.before and not state.tried[key] and not M.judged_before(state, ctx.origin, whole) then
       seen[whole] = true
       local eok, text = pcall(kir.emit, seq.kernel)
       local usable = eok and type(text) == "string" and text ~= node.source
@@ -78,7 +95,7 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
         rows[#rows + 1] = { skill = "schedule:" .. first, site = whole, schedule = whole, params_key = "{}",
                             source = text, by = "schedule", because = seq.reasons, node = node, predicted = p,
                             instead = ctx.prefix == "" and ctx.before ~= "" and ctx.before or nil,
-                            kir = { kernel = seq.kernel, root = ctx.root, text = whole, reasons = reasons } }
+                            kir = { kernel = seq.kernel, root = ctx.root, text = whole, reasons = reasons, origin = ctx.origin } }
       end
     end
   end
@@ -101,8 +118,9 @@ function M.rows(state, node, opts)
     return {}
   end
   local root, before = node.kir and node.kir.root or kernel, node.kir and node.kir.text or ""
+  local origin = node.kir and node.kir.origin or node.sha256
   local model = { workload = state.workload, sm_count = M.sm_count(state) }
-  local ctx = { root = root, before = before, model = model, prefix = before, prefix_reasons = node.kir and node.kir.reasons or {},
+  local ctx = { root = root, origin = origin, before = before, model = model, prefix = before, prefix_reasons = node.kir and node.kir.reasons or {},
                 base = before ~= "" and rank.predict(root, kernel, before, node.kir.reasons, model).speedup or 1 }
   local rows, seen = {}, {}
   local depth, limit = opts.depth or M.DEPTH, opts.limit or M.LIMIT
