@@ -77,7 +77,6 @@ return {
   intent = "bound a kernel's block size with __launch_bounds__ so ptxas budgets registers for the block it really runs",
   materialize = {
     params = {
-      max_threads = "THREADS",
       min_blocks = "2",
     },
     transform = "launch_bounds",

@@ -60,7 +60,7 @@ return {
   intent = "unroll a constant-trip for loop so its index math folds into constants and its register arrays stay in registers",
   materialize = {
     params = {
-      factor = 0.0,
+      factor = 0,
     },
     transform = "pragma_unroll",
   },

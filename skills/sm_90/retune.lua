@@ -67,7 +67,7 @@ return {
   intent = "retune a power-of-two tile, block or per-thread #define within the kernel's constraints, since the best value depends on size and GPU",
   materialize = {
     params = {
-      value = 64.0,
+      value = 64,
     },
     transform = "retune",
   },

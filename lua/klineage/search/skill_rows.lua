@@ -74,7 +74,8 @@ local function param_sets(r)
   end
   add(r.materialize.params)
   for _, e in ipairs(r.evidence) do
-    if e.outcome == "helped" and e.params then add(e.params) end
+    -- as the transform takes them: the journal's 64.0 and "THREADS" are not
+    if e.outcome == "helped" and e.params then add(learn.transform_params(r.materialize.transform, e.params)) end
   end
   return sets
 end

@@ -18,6 +18,10 @@
 --   learn.keep_facts(flat) -> the flat facts a record keeps (learnable +
 --       what transfer needs to recompute occupancy)
 --   learn.copy(plain) -> a deep copy of plain data
+--   learn.transform_params(transform, params) -> params | nil: params as
+--       the transform takes them (an integral float an integer; a text
+--       that names something, a #define of the training kernel, left out
+--       for the transform's default); nil when none is left
 --   learn.values(observation) -> the flat values conditions are tested on
 --   learn.admits(record, values) -> true | false, blocking condition, kind
 --       (kind "evidence", with no condition, for a skill that never helped:
@@ -741,6 +745,42 @@ local function best_helped(obs)
   return best
 end
 
+-- A parameter as the transform takes it. The walk journals are JSON read
+-- by lua-cjson, which gives every number as a float (64.0), and an undo
+-- site's params are the training kernel's own texts (max_threads =
+-- "THREADS"): a transform takes integers where its space lists integers,
+-- and a text that names something names it in the kernel it came from
+-- only, so it is dropped and the transform's default applies there.
+local function taken(space, v)
+  if type(v) == "number" then
+    if math.type(v) == "float" then
+      local i = math.tointeger(v)
+      if i then return i end
+      if type(space) == "table" and math.type(space[1]) == "integer" then return nil end
+    end
+    return v
+  elseif type(v) == "string" then
+    if v:find("%f[%w_][%a_]") then return nil end
+    return v
+  end
+  return v
+end
+
+function M.transform_params(transform, params)
+  if type(params) ~= "table" then return nil end
+  local t = transform and require("klineage.transforms").get(transform)
+  local spaces = type(t) == "table" and type(t.params) == "table" and t.params or {}
+  local out
+  for k, v in pairs(params) do
+    local x = taken(spaces[k], v)
+    if x ~= nil then
+      out = out or {}
+      out[k] = x
+    end
+  end
+  return out
+end
+
 local function most_common_params(obs)
   local count, first, order = {}, {}, {}
   for _, o in ipairs(obs) do
@@ -798,7 +838,8 @@ function M.skill(id, observations, opts)
   local template = first_with(obs, "template", best)
   local materialize
   if transform then
-    materialize = { transform = transform, params = best and copy(best.params) or most_common_params(obs) }
+    materialize = { transform = transform,
+                    params = M.transform_params(transform, best and copy(best.params) or most_common_params(obs)) }
   elseif template then
     materialize = { template = copy(template) }
   else

@@ -1,0 +1,117 @@
+-- A skill as a family, a change and a parameter prior (issue 33, item 2):
+-- the parameters a record stores are what its transform takes, and every
+-- shipped record materializes on a kernel it was not learned from.
+local learn = require "klineage.skills.learn"
+local store = require "klineage.skills.store"
+local transforms = require "klineage.transforms"
+
+local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+local root = here .. "/../.."
+local shipped = root .. "/skills/sm_90"
+
+local function read(path)
+  local h = assert(io.open(path, "rb"))
+  local s = h:read("a")
+  h:close()
+  return s
+end
+
+local function lines_of(cmd)
+  local out = {}
+  local p = assert(io.popen(cmd))
+  for l in p:lines() do out[#out + 1] = l end
+  p:close()
+  table.sort(out)
+  return out
+end
+
+local serial = 0
+-- One observation of a transform skill, as extraction gives it.
+local function obs(o)
+  serial = serial + 1
+  return {
+    skill = o.skill, transform = o.skill, params = o.params, lineage = o.lineage or "sgemm", from = "a.cu", to = "b.cu",
+    outcome = o.outcome or "helped", verdict = "ok", speedup = o.speedup or 1.2, ci = o.ci, measured = true,
+    facts = o.facts or {}, facts_after = {}, backend = "cuda", arch = "sm_90",
+    evidence = { run = "walk-prior", key = string.format("k%03d", serial), kind = "walk_step" },
+  }
+end
+
+describe("a skill's stored parameters", function()
+  it("are integers where the transform takes integers: the journal's 64.0 is 64", function()
+    local r = learn.skill("retune", { obs { skill = "retune", params = { value = 64.0 }, speedup = 1.3 },
+                                      obs { skill = "retune", params = { value = 16.0 }, speedup = 1.1 } })
+    expect(r.materialize.params.value):equals(64)
+    expect(math.type(r.materialize.params.value)):equals("integer")
+    r = learn.skill("pragma_unroll", { obs { skill = "pragma_unroll", params = { factor = 0.0 } } })
+    expect(math.type(r.materialize.params.factor)):equals("integer")
+  end)
+
+  it("never name the training kernel's macros: max_threads = THREADS is left to the transform's default", function()
+    local r = learn.skill("launch_bounds", { obs { skill = "launch_bounds", params = { max_threads = "THREADS", min_blocks = "2" } } })
+    expect(r.materialize.params):equals({ min_blocks = "2" })
+    r = learn.skill("launch_bounds", { obs { skill = "launch_bounds", params = { max_threads = "BLOCK", min_blocks = "MIN_BLOCKS" } } })
+    expect(r.materialize.params):is_nil()
+    -- a literal expression is portable; a hex literal is not a name
+    expect(learn.transform_params("launch_bounds", { max_threads = "(2 * 128)", min_blocks = "0x2" }))
+      :equals({ max_threads = "(2 * 128)", min_blocks = "0x2" })
+    -- a fraction where the transform takes integers is no parameter of it
+    expect(learn.transform_params("retune", { value = 64.5 })):is_nil()
+  end)
+end)
+
+describe("the shipped records", function()
+  local records = assert(store.load(shipped))
+  local golden = {}
+  for _, f in ipairs(lines_of("ls " .. root .. "/tests/transforms/*/*/in.cu")) do golden[#golden + 1] = { file = f, text = read(f) } end
+  local lineage_files = {}
+  for _, f in ipairs(lines_of("ls " .. root .. "/gpu/workloads/*/*.cu")) do
+    lineage_files[#lineage_files + 1] = { file = f, text = read(f), lineage = f:match("workloads/([^/]+)/") }
+  end
+
+  it("store parameters as their transform takes them: integers, and no text that names something", function()
+    local n = 0
+    for _, r in ipairs(records) do
+      local m = r.materialize
+      if m.transform and m.params then
+        local t = assert(transforms.get(m.transform))
+        for k, v in pairs(m.params) do
+          n = n + 1
+          local space = t.params and t.params[k]
+          if space and math.type(space[1]) == "integer" and math.type(v) ~= "integer" then
+            fail("%s: %s = %s, but %s takes integers", r.id, k, tostring(v), m.transform)
+          end
+          if type(v) == "string" and v:find("%f[%w_][%a_]") then fail("%s: %s = %q names a macro of its training kernel", r.id, k, v) end
+        end
+      end
+    end
+    expect(n):at_least(3) -- retune, pragma_unroll and launch_bounds store some
+  end)
+
+  it("each materialize through its transform on a kernel that is not one of its sources", function()
+    local n = 0
+    for _, r in ipairs(records) do
+      local m = r.materialize
+      if m.transform then
+        local lineages = {}
+        for _, o in ipairs(r.observations) do lineages[o.lineage] = true end
+        -- the transforms' golden inputs, then the kernels of lineages it never saw
+        local kernels = {}
+        for _, k in ipairs(golden) do kernels[#kernels + 1] = k end
+        for _, k in ipairs(lineage_files) do if not lineages[k.lineage] then kernels[#kernels + 1] = k end end
+        local done, why
+        for _, k in ipairs(kernels) do
+          for _, site in ipairs(transforms.sites(k.text, { names = { m.transform }, direction = "apply" })) do
+            local text, f = transforms.run(site, m.params)
+            if text and text ~= k.text then done = k.file break end
+            why = f and f.message or "it changed nothing"
+          end
+          if done then break end
+        end
+        if not done then fail("%s materializes on no kernel beside its sources: %s", r.id, tostring(why or "no site")) end
+        n = n + 1
+      end
+    end
+    expect(n):at_least(20)
+  end)
+end)
