@@ -60,6 +60,24 @@ describe("a skill's stored parameters", function()
   end)
 end)
 
+describe("a template skill", function()
+  it("whose pattern does not compile is not learned into the repository, and the learner says why", function()
+    local function template(skill, before)
+      local o = obs { skill = skill }
+      o.transform, o.template = nil, { before = before, after = before .. " // faster" }
+      return o
+    end
+    local good = "for (int $i = 0; $i < $n; ++$i) $s += $x[$i];"
+    local records, dropped = learn.repository({ template("template-a", good), template("template-b", "int x = (;") })
+    expect(#records):equals(1)
+    expect(records[1].id):equals("template-a")
+    expect(#dropped):equals(1)
+    expect(dropped[1].id):equals("template-b")
+    expect(dropped[1].why):contains("its pattern does not compile: ")
+    expect(learn.unusable(records[1])):is_nil()
+  end)
+end)
+
 describe("the shipped records", function()
   local records = assert(store.load(shipped))
   local golden = {}
@@ -86,6 +104,18 @@ describe("the shipped records", function()
       end
     end
     expect(n):at_least(3) -- retune, pragma_unroll and launch_bounds store some
+  end)
+
+  it("have template patterns that compile, each", function()
+    local n = 0
+    for _, r in ipairs(records) do
+      if r.pattern.source then
+        n = n + 1
+        local why = learn.unusable(r)
+        if why then fail("%s: %s", r.id, why) end
+      end
+    end
+    expect(n):at_least(30)
   end)
 
   it("each materialize through its transform on a kernel that is not one of its sources", function()

@@ -5,7 +5,10 @@
 --
 --   learn.skill(id, observations, opts) -> record
 --   learn.repository(observations, opts) -> { record... } sorted by id,
---       one per distinct observation.skill
+--       one per distinct observation.skill, { { id, why }... } the records
+--       left out because learn.unusable says why
+--   learn.unusable(record) -> why | nil: a template whose pattern does not
+--       compile is not shipped
 --     opts = { arch = "sm_90" (default: the observations' arch, else sm_90),
 --              intents = { [transform] = sentence } (default: the
 --              transform's own intent, klineage.transforms) }
@@ -893,6 +896,17 @@ function M.skill(id, observations, opts)
   }
 end
 
+-- Why a learned record cannot be shipped, or nil: a pattern that does
+-- not compile matches no kernel (klineage.skills.match would block it on
+-- every kernel, with the parse error as its reason).
+function M.unusable(record)
+  local source = record.pattern and record.pattern.source
+  if not source then return nil end
+  local pat, f = require("klineage.pattern.match").compile(source)
+  if pat then return nil end
+  return "its pattern does not compile: " .. (tostring(f and f.message):gsub("\n.*", ""))
+end
+
 function M.repository(observations, opts)
   if type(observations) ~= "table" then error("learn.repository: observations expected", 2) end
   local groups, ids = {}, {}
@@ -905,9 +919,13 @@ function M.repository(observations, opts)
     g[#g + 1] = o
   end
   table.sort(ids, function(a, b) return (a:gsub(":", "-")) < (b:gsub(":", "-")) end)
-  local records = {}
-  for _, id in ipairs(ids) do records[#records + 1] = M.skill(id, groups[id], opts) end
-  return records
+  local records, dropped = {}, {}
+  for _, id in ipairs(ids) do
+    local r = M.skill(id, groups[id], opts)
+    local why = M.unusable(r)
+    if why then dropped[#dropped + 1] = { id = r.id, why = why } else records[#records + 1] = r end
+  end
+  return records, dropped
 end
 
 return M
