@@ -24,13 +24,14 @@ return {
   evidence = { 1, 2 },
   guards = {
     { "role.intensity", "<", 149.77187285369718,
+      blocks = false,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed conv2d v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3)) by 0.79x at arithmetic intensity (flops/byte) = 13.187: arithmetic intensity (flops/byte) < 149.772 (arithmetic intensity (flops/byte) < 149.772 after the change, elements reduced into one output < 4716, elements reduced into one output < 93.5 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 286.356 (1.93x)",
+      why = "slowed conv2d v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3)) by 0.79x at arithmetic intensity (flops/byte) = 13.187: arithmetic intensity (flops/byte) < 149.772 (arithmetic intensity (flops/byte) < 149.772 after the change, elements reduced into one output < 4716, elements reduced into one output < 93.5 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 286.356 (1.93x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "template-conv2d-v4_smem_weights",

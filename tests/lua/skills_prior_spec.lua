@@ -78,6 +78,85 @@ describe("a template skill", function()
   end)
 end)
 
+describe("blocking", function()
+  -- helped on two lineages at x = 1; failed at x = 10 on `failed` (lineage, outcome)...
+  local function learned(failed)
+    local list = { obs { skill = "ldg", lineage = "a", facts = { registers = 20 } },
+                   obs { skill = "ldg", lineage = "b", facts = { registers = 22 } } }
+    for _, f in ipairs(failed) do
+      list[#list + 1] = obs { skill = "ldg", lineage = f[1], outcome = f[2], speedup = 0.8, facts = { registers = 90 } }
+    end
+    local r = learn.skill("ldg", list)
+    expect(#r.guards):equals(1)
+    expect(r.guards[1][1]):equals("registers")
+    return r, r.guards[1]
+  end
+
+  it("a guard learned from one lineage's slowdowns only ranks; from three lineages, or a wrong result, it blocks", function()
+    local r, g = learned({ { "c", "hurt" }, { "c", "hurt" } })
+    expect(g.blocks):equals(false)
+    expect(g.why):contains("it only ranks: seen in 1 lineage, with no wrong result")
+    expect(learn.admits(r, { registers = 90 })):equals(true)
+    r, g = learned({ { "c", "hurt" }, { "d", "hurt" }, { "e", "no_difference" } })
+    -- no_difference is no failure: two lineages of slowdowns
+    expect(g.blocks):equals(false)
+    r, g = learned({ { "c", "hurt" }, { "d", "hurt" }, { "e", "hurt" } })
+    expect(g.blocks):equals(true)
+    expect(g.why):contains("it blocks: seen in 3 lineages")
+    -- (a precondition on registers came too, from the same three: it blocks first)
+    local ok, c = learn.admits(r, { registers = 90 })
+    expect(ok):equals(false)
+    expect(c[1]):equals("registers")
+    expect(c.blocks):equals(true)
+    r, g = learned({ { "c", "wrong" } })
+    expect(g.blocks):equals(true)
+    expect(g.why):contains("it blocks: a wrong result")
+  end)
+
+  local KERNEL = [[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void k(int n, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+]]
+  local function record(guard)
+    return assert(require("klineage.skills.record").validate({
+      schema = 1, id = "launch_bounds", arch = "sm_90", status = "learned", intent = "bound the block size",
+      materialize = { transform = "launch_bounds" }, pattern = { transform = "launch_bounds" },
+      preconditions = {}, guards = { guard }, effect = { speedup = { median = 1.2, min = 1.1, max = 1.3, n = 3 } },
+      confidence = { supporting = 3, contradicting = 2, level = "low" },
+      evidence = { { run = "r", key = "k" } },
+    }))
+  end
+
+  it("in match: a condition that only ranks leaves a candidate, with what speaks against it; one that blocks, blocks", function()
+    local smatch = require "klineage.skills.match"
+    local rows = assert(smatch.kernel({ record { "role.pattern", "==", "elementwise", blocks = false, why = "slowed one kernel" } }, KERNEL))
+    expect(#rows):at_least(1)
+    expect(rows[1].status):equals("candidate")
+    expect(#rows[1].ranks):equals(1)
+    expect(rows[1].ranks[1].kind):equals("guard")
+    expect(rows[1].ranks[1].text):contains("slowed one kernel")
+    -- a condition with no learned verdict (written by hand) is a rule
+    rows = assert(smatch.kernel({ record { "role.pattern", "==", "elementwise" } }, KERNEL))
+    expect(rows[1].status):equals("blocked")
+    expect(#rows[1].ranks):equals(0)
+  end)
+
+  it("in the search's ranking: a row something speaks against comes after those nothing does, whatever its gain", function()
+    local skill_rows = require "klineage.search.skill_rows"
+    local function row(id, median, ranked)
+      local r = record { "launch.threads", "==", 256, blocks = false }
+      r.id, r.effect.speedup.median, r.effect.speedup.max = id, median, median
+      return { skill = id, site = "k", params_key = "{}", record = r, ranked_down = ranked }
+    end
+    local ranked = skill_rows.rank({ row("fast", 1.29, { { kind = "guard", text = "x" } }), row("slow", 1.15, nil) })
+    expect(ranked[1].skill):equals("slow")
+    expect(ranked[2].skill):equals("fast")
+  end)
+end)
+
 describe("the shipped records", function()
   local records = assert(store.load(shipped))
   local golden = {}

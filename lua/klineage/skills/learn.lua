@@ -27,6 +27,7 @@
 --       for the transform's default); nil when none is left
 --   learn.values(observation) -> the flat values conditions are tested on
 --   learn.admits(record, values) -> true | false, blocking condition, kind
+--       (a condition that only ranks, blocks = false, never blocks)
 --       (kind "evidence", with no condition, for a skill that never helped:
 --       klineage.skills.record.never_helped)
 --   Misuse (no observation, an observation without evidence.run/key or
@@ -103,6 +104,14 @@
 -- With no not-helped observation there is nothing to separate: no
 -- precondition is learned, and confidence.why says so.
 --
+-- Blocking: a precondition or guard has blocks = true only when the
+-- observations it keeps the skill away from (the not-helped ones a
+-- precondition excludes, the failures a guard explains) come from at
+-- least M.BLOCK_LINEAGES lineages, or one of them is a wrong result;
+-- otherwise blocks = false: it ranks the skill down where it speaks
+-- against it (klineage.skills.match, search/skill_rows.lua). Its why
+-- ends by saying which.
+--
 -- Guards: each failure (hurt, wrong, rejected) is explained by the single
 -- condition that holds for it and for the fewest helped observations
 -- (there must be more helped observations where it does not hold than
@@ -141,6 +150,25 @@ M.MAX_PRECONDITIONS = 3
 M.MIN_HELPED = 2
 M.HIGH = { n = 5, share = 0.8 }
 M.MEDIUM = { n = 3, share = 0.6 }
+-- A condition blocks a skill only on evidence from this many lineages, or
+-- on a wrong result; otherwise it ranks the skill down. One lineage's
+-- slowdowns are that kernel's (on emu a coin toss at noise level decided
+-- as much as a fact did).
+M.BLOCK_LINEAGES = 3
+
+-- Whether a condition whose evidence against the skill is `against`
+-- (rows) blocks, and the words that say so.
+local function blocking(against)
+  local lineages, n, wrong = {}, 0, false
+  for _, r in ipairs(against) do
+    local l = r.obs.lineage or ""
+    if not lineages[l] then lineages[l] = true n = n + 1 end
+    if r.obs.outcome == "wrong" then wrong = true end
+  end
+  if wrong then return true, "it blocks: a wrong result" end
+  if n >= M.BLOCK_LINEAGES then return true, string.format("it blocks: seen in %d lineages", n) end
+  return false, string.format("it only ranks: seen in %d lineage%s, with no wrong result", n, n == 1 and "" or "s")
+end
 
 -- ---- canonical text of plain values ------------------------------------------------
 
@@ -329,13 +357,15 @@ function M.name_keyed(fact, names) return roles.name_in(fact, names) end
 -- Whether a record admits a context (flat values as values_of gives):
 -- every precondition holds (an absent fact does not) and no guard does.
 -- Returns true, or false and the condition that blocks, and its kind.
+-- A condition with blocks = false only ranks (M.BLOCK_LINEAGES): it never
+-- blocks here.
 function M.admits(record, values)
   if require("klineage.skills.record").never_helped(record) then return false, nil, "evidence" end
   for _, c in ipairs(record.preconditions) do
-    if describe.holds(c, values) ~= true then return false, c, "precondition" end
+    if c.blocks ~= false and describe.holds(c, values) ~= true then return false, c, "precondition" end
   end
   for _, c in ipairs(record.guards) do
-    if describe.holds(c, values) == true then return false, c, "guard" end
+    if c.blocks ~= false and describe.holds(c, values) == true then return false, c, "guard" end
   end
   return true
 end
@@ -509,10 +539,12 @@ local function learn_preconditions(helped, not_helped, all, names, refused)
     used[best.c[1]] = true
     for _, r in ipairs(best.excludes) do covered[r.index] = true end
     local c = best.c
+    local blocks, said = blocking(best.excludes)
     chosen[#chosen + 1] = {
       c[1], c[2], c[3],
-      why = string.format("held wherever it helped (%d of %d), and fails where it did not: %s",
-        #best.admits, #helped, describe.negation(c)),
+      why = string.format("held wherever it helped (%d of %d), and fails where it did not: %s; %s",
+        #best.admits, #helped, describe.negation(c), said),
+      blocks = blocks,
       support = { helped = #best.admits, not_helped = #best.excludes },
       evidence = refs(best.admits, best.excludes),
     }
@@ -678,8 +710,9 @@ local function learn_guards(helped, failures, all, names, refused)
       why = why .. string.format(" (though it also holds where it helped %d time%s)", #g.violations,
         #g.violations == 1 and "" or "s")
     end
+    local blocks, said = blocking(entry.explained)
     guards[#guards + 1] = {
-      c[1], c[2], c[3], why = why, source = probe and "probe" or "walk",
+      c[1], c[2], c[3], why = why .. "; " .. said, source = probe and "probe" or "walk", blocks = blocks,
       support = { helped = #g.passed, not_helped = #entry.explained },
       evidence = refs(entry.explained, g.passed),
     }

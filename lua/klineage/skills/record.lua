@@ -16,6 +16,8 @@
 --   preconditions = { condition... }   must hold for the skill to apply
 --   guards = { condition... }          block the skill when they hold
 --     condition = { fact, op, value [, why = text] [, source = "walk" | "probe"]
+--                   [, blocks = boolean (false: it only ranks the skill
+--                   down; absent, as in a condition written by hand: it blocks)]
 --                   [, support = { helped = n, not_helped = n }]
 --                   [, evidence = { evidence... }] }
 --     op one of describe.OPS; value a number, boolean or string; a fact
@@ -202,13 +204,13 @@ local function want_evidence_list(path, list)
   for i = 1, want_list(path, list) do want_evidence(path .. "[" .. i .. "]", list[i]) end
 end
 
-local CONDITION_KEYS = { why = true, source = true, support = true, evidence = true }
+local CONDITION_KEYS = { why = true, source = true, support = true, evidence = true, blocks = true }
 
 local function want_condition(path, c)
   want_type(path, c, "table")
   for k in pairs(c) do
     if not (CONDITION_KEYS[k] or k == 1 or k == 2 or k == 3) then
-      bad(key_path(path, k), "unknown field (a condition is { fact, op, value [, why, source, support, evidence] })")
+      bad(key_path(path, k), "unknown field (a condition is { fact, op, value [, why, source, blocks, support, evidence] })")
     end
   end
   want_string(path .. "[1]", c[1])
@@ -218,6 +220,7 @@ local function want_condition(path, c)
   want_scalar(path .. "[3]", c[3])
   if c.why ~= nil then want_type(path .. ".why", c.why, "string") end
   if c.source ~= nil then want_one_of(path .. ".source", c.source, SOURCE_SET, M.SOURCES) end
+  if c.blocks ~= nil then want_type(path .. ".blocks", c.blocks, "boolean") end
   if c.support ~= nil then
     want_fields(path .. ".support", c.support, { helped = true, not_helped = true })
     want_count(path .. ".support.helped", c.support.helped)
