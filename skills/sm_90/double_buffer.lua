@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "medium",
+    lineages = 2,
     supporting = 5,
-    why = "helped 5 of 7 labelled observations",
+    why = "helped 5 of 7 labelled observations from 2 lineages",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.9842356309174, 1.3011931325541 },
       max = 1.2967478882518,
       median = 1.1045801143206,
       min = 0.98477343099867,

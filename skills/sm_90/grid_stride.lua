@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 4,
     level = "low",
+    lineages = 3,
     supporting = 1,
-    why = "helped 1 of 5 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 5 labelled observations from 3 lineages; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.92899280373931, 1.0201670120915 },
       max = 1.0159793026676,
       median = 0.99941508203342,
       min = 0.92968275995455,

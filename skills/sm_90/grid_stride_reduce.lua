@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 1,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 4,
-    why = "helped 4 of 5 labelled observations; 1 fact keyed by a name refused as a condition: size.n (n is a name of the kernel or its spec)",
+    why = "helped 4 of 5 labelled observations from 1 lineage; 1 fact keyed by a name refused as a condition: size.n (n is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.94166666666667, 2.5047733367875 },
       max = 2.5008975539425,
       median = 1.862678734001,
       min = 0.94957983193277,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 43,
     level = "low",
+    lineages = 7,
     supporting = 9,
-    why = "helped 9 of 52 labelled observations; 1 fact keyed by a name refused as a condition: access.y.coalesced (y is a name of the kernel or its spec)",
+    why = "helped 9 of 52 labelled observations from 7 lineages; 1 fact keyed by a name refused as a condition: access.y.coalesced (y is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.99828208094668, 1.0033926129797 },
       max = 1.1901215209722,
       median = 0.999981712350025,
       min = 0.81034863174601,

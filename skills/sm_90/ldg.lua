@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 22,
     level = "low",
+    lineages = 5,
     supporting = 2,
-    why = "helped 2 of 24 labelled observations; 1 fact keyed by a name refused as a condition: access.A.coalesced (A is a name of the kernel or its spec)",
+    why = "helped 2 of 24 labelled observations from 5 lineages; 1 fact keyed by a name refused as a condition: access.A.coalesced (A is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.99406990950878, 1.0014382213447 },
       max = 1.0463275185429,
       median = 0.9997389903714451,
       min = 0.47872584878717,

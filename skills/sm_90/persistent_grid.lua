@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 12,
     level = "low",
+    lineages = 3,
     supporting = 1,
-    why = "helped 1 of 13 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 13 labelled observations from 3 lineages; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.78183503220501, 0.99485259313153 },
       max = 1.0684231956839,
       median = 0.92545419468034,
       min = 0.45578348453568,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 163,
     level = "low",
+    lineages = 6,
     supporting = 7,
-    why = "helped 7 of 170 labelled observations",
+    why = "helped 7 of 170 labelled observations from 6 lineages",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99852556433442, 1.0016527266388 },
       max = 1.2174405623295,
       median = 1.0000266222011,
       min = 0.83628197501007,

@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 1,
-    level = "high",
+    level = "low",
+    lineages = 1,
     supporting = 5,
-    why = "helped 5 of 6 labelled observations",
+    why = "helped 5 of 6 labelled observations from 1 lineage",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.6519544794331, 1.8832144866241 },
       max = 1.8771857565432,
       median = 1.58732921591515,
       min = 0.65320644173729,

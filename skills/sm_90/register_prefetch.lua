@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 3,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 4 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 4 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.88389813524758, 1.0836907224064 },
       max = 1.0831232532355,
       median = 0.922065110941755,
       min = 0.88451319372454,

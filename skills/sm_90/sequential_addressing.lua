@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 3,
     level = "low",
+    lineages = 1,
     supporting = 3,
-    why = "helped 3 of 6 labelled observations; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
+    why = "helped 3 of 6 labelled observations from 1 lineage; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.99879666033635, 1.239780695197 },
       max = 1.239499685089,
       median = 1.04506417634895,
       min = 1.0013217066134,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 3 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 3 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.84357968432628, 1.2115695607615 },
       max = 1.2106701789301,
       median = 0.95337091404358,
       min = 0.84463982271745,

@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 1,
-    level = "high",
+    level = "low",
+    lineages = 1,
     supporting = 5,
-    why = "helped 5 of 6 labelled observations",
+    why = "helped 5 of 6 labelled observations from 1 lineage",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.96442823991487, 1.2522011438894 },
       max = 1.2513998198709,
       median = 1.1316563251279,
       min = 0.97645185205525,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 9,
     level = "low",
+    lineages = 2,
     supporting = 5,
-    why = "helped 5 of 14 labelled observations; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
+    why = "helped 5 of 14 labelled observations from 2 lineages; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99719582123355, 1.0913992771733 },
       max = 1.3956624194441,
       median = 1.00071024562745,
       min = 0.99874034712817,

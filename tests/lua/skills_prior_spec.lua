@@ -60,6 +60,25 @@ describe("a skill's stored parameters", function()
   end)
 end)
 
+describe("confidence", function()
+  it("says how much evidence stands behind a skill: six wins on one lineage are one kernel family, not high", function()
+    local function seen(lineages)
+      local list = {}
+      for i = 1, 6 do list[i] = obs { skill = "ldg", lineage = lineages[(i - 1) % #lineages + 1], speedup = 1.2 } end
+      list[7] = obs { skill = "ldg", lineage = lineages[1], outcome = "hurt", speedup = 0.9 }
+      return learn.skill("ldg", list).confidence
+    end
+    local one = seen({ "sgemm" })
+    expect(one.level):equals("low")
+    expect(one.lineages):equals(1)
+    expect(one.why):contains("helped 6 of 7 labelled observations from 1 lineage")
+    expect(seen({ "sgemm", "conv2d" }).level):equals("medium")
+    local three = seen({ "sgemm", "conv2d", "softmax" })
+    expect(three.level):equals("high")
+    expect(three.lineages):equals(3)
+  end)
+end)
+
 describe("a template skill", function()
   it("whose pattern does not compile is not learned into the repository, and the learner says why", function()
     local function template(skill, before)
@@ -222,5 +241,64 @@ describe("the shipped records", function()
       end
     end
     expect(n):at_least(20)
+  end)
+end)
+
+-- Issue 33, item 3: on emu the effect is not known.
+describe("on an untimed backend", function()
+  local forward = require "klineage.search.forward"
+  local emu = { timed = false, ctx = { backend = "emu" } }
+  local correct = { verdict = "ok", record = { stages = {} }, effect = { measured = false, why = "emu times nothing" } }
+
+  -- n measurements at speedup s each, with the compare's interval s +- half
+  local function measured(skill, list)
+    local out = {}
+    for i, m in ipairs(list) do
+      out[i] = obs { skill = skill, lineage = m[4] or "softmax", outcome = m[1] > 1 and "helped" or "no_difference",
+                     speedup = m[1], ci = { m[1] - m[2], m[1] + m[3] } }
+    end
+    return learn.skill(skill, out)
+  end
+
+  it("the learner gives the median its noise interval: a coin toss straddles 1, a clear gain does not", function()
+    -- fast_math as the H200 walks saw it: ten softmax steps, median 1.003x
+    local toss = measured("fast_math", {
+      { 1.097, 0.003, 0.002 }, { 1.0016, 0.004, 0.008 }, { 1.007, 0.002, 0.002 }, { 1.0039, 0.0015, 0.0017 },
+      { 1.0012, 0.0036, 0.0057 }, { 1.0052, 0.008, 0.005 }, { 0.9994, 0.0024, 0.002 }, { 1.0016, 0.0005, 0.0008 },
+      { 0.9993, 0.008, 0.009 }, { 1.058, 0.005, 0.0036 } })
+    local s = toss.effect.speedup
+    expect(s.median > 1):equals(true)
+    expect(s.ci[1] < 1):equals(true)
+    expect(s.ci[2] > s.median):equals(true)
+    local clear = measured("coalesce", { { 12.3, 0.01, 0.01 }, { 2.19, 0.002, 0.002 }, { 12.04, 0.01, 0.01 } })
+    expect(clear.effect.speedup.ci[1] > 1):equals(true)
+    -- under six measurements, the lowest low end to the highest high end
+    expect(learn.median_interval({ { speedup = 1, measured = true, ci = { 0.5, 1.5 } } })):equals({ 0.5, 1.5 })
+  end)
+
+  it("keeps a correct candidate only where its skill's evidence says faster beyond its noise, and says so", function()
+    local ok, why = forward.accept(emu, { record = { effect = { speedup = { median = 1.9, min = 1.4, max = 2.3, n = 7,
+                                                                               ci = { 1.4, 2.3 } } } } }, correct)
+    expect(ok):equals(true)
+    expect(why):contains("kept because the skill's evidence says faster beyond its noise (1.900x median over 7 measurements, its interval 1.400x to 2.300x above 1)")
+    ok, why = forward.accept(emu, { record = { effect = { speedup = { median = 1.0028, min = 0.999, max = 1.097, n = 10,
+                                                                         ci = { 0.997, 1.06 } } } } }, correct)
+    expect(ok):equals(false)
+    expect(why):contains("correct on emu, but not kept")
+    expect(why):contains("does not say faster beyond its noise (1.003x median over 10 measurements, its interval 0.997x to 1.060x not above 1)")
+    -- a record learned before the interval: its median alone is no evidence of speed
+    ok, why = forward.accept(emu, { record = { effect = { speedup = { median = 1.5, min = 1.5, max = 1.5, n = 1 } } } }, correct)
+    expect(ok):equals(false)
+    expect(why):contains("with no noise interval")
+  end)
+
+  it("the shipped fast_math and ldg are both reported correct and not kept; coalesce is kept", function()
+    local by_id = {}
+    for _, r in ipairs(assert(store.load(shipped))) do by_id[r.id] = r end
+    for id, want in pairs({ fast_math = false, ldg = false, coalesce = true }) do
+      local ok, why = forward.accept(emu, { record = by_id[id] }, correct)
+      expect(ok):equals(want)
+      expect(why):contains(want and "says faster beyond its noise" or "correct on emu, but not kept")
+    end
   end)
 end)

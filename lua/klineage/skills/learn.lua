@@ -126,14 +126,19 @@
 --   evidence = the refs of both;  source = "probe" when every failure it
 --   explains came from a probe (evidence.kind == "probe"), else "walk"
 --
--- Confidence: supporting = helped, contradicting = not helped. level:
--- "seen once" with one observation; else "high" with at least HIGH.n
--- helped and a helped share of at least HIGH.share, "medium" with
--- MEDIUM.n and MEDIUM.share, else "low". With no not-helped observation
+-- Confidence, how much evidence stands behind the skill: supporting =
+-- helped, contradicting = not helped, lineages = the lineages of both.
+-- level: "seen once" with one observation; else "high" with at least
+-- HIGH.n helped, a helped share of at least HIGH.share and HIGH.lineages
+-- lineages, "medium" with MEDIUM.n, MEDIUM.share and MEDIUM.lineages, else
+-- "low". With no not-helped observation
 -- the level is at most "medium": nothing says where it stops paying.
 --
 -- Effect: speedup median/min/max/n over the measured observations with a
--- speedup; resources: the median of facts_after - facts of registers,
+-- speedup, and ci = { lo, hi }: the median's noise interval (M.NOISE_LEVEL,
+-- order statistics over each measurement's own compare interval; min and
+-- max of them under six measurements). An untimed backend keeps a skill's
+-- candidate only where lo > 1 (search/forward.lua); resources: the median of facts_after - facts of registers,
 -- smem_per_block, occupancy and spill_stores, where both are known.
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
@@ -148,8 +153,10 @@ M.MAX_PRECONDITIONS = 3
 -- such stump, launch.blocks < 16.5 from one bfs step, blocked the skill
 -- on every held-out kernel where the gate later saw it pay).
 M.MIN_HELPED = 2
-M.HIGH = { n = 5, share = 0.8 }
-M.MEDIUM = { n = 3, share = 0.6 }
+-- How much evidence stands behind a level: one lineage's steps are one
+-- kernel family seen several times, not several contexts.
+M.HIGH = { n = 5, share = 0.8, lineages = 3 }
+M.MEDIUM = { n = 3, share = 0.6, lineages = 2 }
 -- A condition blocks a skill only on evidence from this many lineages, or
 -- on a wrong result; otherwise it ranks the skill down. One lineage's
 -- slowdowns are that kernel's (on emu a coin toss at noise level decided
@@ -725,6 +732,45 @@ end
 
 local RESOURCES = { "registers", "smem_per_block", "occupancy", "spill_stores" }
 
+M.NOISE_LEVEL = 0.95 -- the median's interval: this share of the time it holds the true median
+
+-- The order statistic k (1-based) whose pair x(k), x(n-k+1) brackets the
+-- median at M.NOISE_LEVEL whatever the distribution: the largest k with
+-- P(Binomial(n, 1/2) < k) <= (1 - level) / 2; 1 (min, max) for n < 6.
+local function median_rank(n)
+  local tail, k, below, c = (1 - M.NOISE_LEVEL) / 2, 1, 0, 1 -- c: n choose i
+  for i = 0, (n - 1) // 2 do
+    below = below + c / 2 ^ n -- P(X <= i)
+    if below > tail then break end
+    k = i + 1
+    c = c * (n - i) / (i + 1)
+  end
+  return k
+end
+
+-- The noise interval of the median speedup: the order-statistic interval
+-- over each measurement's own compare interval (its low ends for the
+-- lower bound, its high ends for the upper), so that both the noise of
+-- each compare and the spread across kernels widen it. A measurement
+-- without an interval counts as its speedup.
+local function median_interval(obs)
+  local lows, highs = {}, {}
+  for _, o in ipairs(obs) do
+    if o.measured ~= false and type(o.speedup) == "number" then
+      local ci = type(o.ci) == "table" and type(o.ci[1]) == "number" and type(o.ci[2]) == "number" and o.ci
+      lows[#lows + 1] = ci and math.min(ci[1], o.speedup) or o.speedup
+      highs[#highs + 1] = ci and math.max(ci[2], o.speedup) or o.speedup
+    end
+  end
+  local n = #lows
+  if n == 0 then return nil end
+  table.sort(lows)
+  table.sort(highs)
+  local k = median_rank(n)
+  return { lows[k], highs[n - k + 1] }
+end
+M.median_interval = median_interval
+
 local function learn_effect(obs)
   local speeds = {}
   for _, o in ipairs(obs) do
@@ -733,7 +779,8 @@ local function learn_effect(obs)
   local effect = {}
   if #speeds > 0 then
     table.sort(speeds)
-    effect.speedup = { median = median(speeds), min = speeds[1], max = speeds[#speeds], n = #speeds }
+    effect.speedup = { median = median(speeds), min = speeds[1], max = speeds[#speeds], n = #speeds,
+                       ci = median_interval(obs) }
   end
   local resources
   for _, name in ipairs(RESOURCES) do
@@ -754,22 +801,30 @@ end
 
 local function learn_confidence(n_obs, helped, not_helped)
   local s, c = #helped, #not_helped
+  local seen, lineages = {}, 0
+  for _, list in ipairs({ helped, not_helped }) do
+    for _, r in ipairs(list) do
+      local l = r.obs.lineage or ""
+      if not seen[l] then seen[l] = true lineages = lineages + 1 end
+    end
+  end
   local level, why
   if n_obs == 1 then
     level = "seen once"
     why = "one observation: nothing to generalize from"
   else
     local share = (s + c) > 0 and s / (s + c) or 0
-    if s >= M.HIGH.n and share >= M.HIGH.share then level = "high"
-    elseif s >= M.MEDIUM.n and share >= M.MEDIUM.share then level = "medium"
+    if s >= M.HIGH.n and share >= M.HIGH.share and lineages >= M.HIGH.lineages then level = "high"
+    elseif s >= M.MEDIUM.n and share >= M.MEDIUM.share and lineages >= M.MEDIUM.lineages then level = "medium"
     else level = "low" end
     if c == 0 and level == "high" then level = "medium" end
-    why = string.format("helped %d of %d labelled observations", s, s + c)
+    why = string.format("helped %d of %d labelled observations from %d lineage%s", s, s + c, lineages,
+      lineages == 1 and "" or "s")
   end
   if c == 0 then why = why .. "; it never failed to help, so no precondition could be learned"
   elseif s == 0 then why = why .. "; it never helped, so no precondition could be learned"
   elseif s < M.MIN_HELPED then why = why .. "; one success cannot say what made it pay, so no precondition was learned" end
-  return { supporting = s, contradicting = c, level = level, why = why }
+  return { supporting = s, contradicting = c, lineages = lineages, level = level, why = why }
 end
 
 -- The helped observation with the best speedup (first in order on ties), else nil.

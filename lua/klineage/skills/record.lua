@@ -22,9 +22,10 @@
 --                   [, evidence = { evidence... }] }
 --     op one of describe.OPS; value a number, boolean or string; a fact
 --     ending in "_after" is the kernel's fact once the skill is applied
---   effect = { [speedup = { median, min, max (numbers), n (integer >= 1) }]
+--   effect = { [speedup = { median, min, max (numbers), n (integer >= 1)
+--                            [, ci = { lo, hi }: the median's noise interval] }]
 --              [, resources = { fact = number }] [, metrics = { name = number }] }   optional
---   confidence = { supporting = n, contradicting = n,
+--   confidence = { supporting = n, contradicting = n, [lineages = n,]
 --                  level = "seen once" | "low" | "medium" | "high" [, why = text] }
 --   evidence = { { run = text, key = text [, candidate, lineage, step, kind,
 --                  site, from, to, backend, arch, verdict, size = text]
@@ -272,8 +273,14 @@ end
 local function want_effect(path, e)
   want_fields(path, e, { speedup = false, resources = false, metrics = false })
   if e.speedup ~= nil then
-    local s = want_fields(path .. ".speedup", e.speedup, { median = true, min = true, max = true, n = true })
+    local s = want_fields(path .. ".speedup", e.speedup, { median = true, min = true, max = true, n = true, ci = false })
     for _, k in ipairs({ "median", "min", "max" }) do want_number(path .. ".speedup." .. k, s[k]) end
+    if s.ci ~= nil then
+      if want_list(path .. ".speedup.ci", s.ci) ~= 2 then bad(path .. ".speedup.ci", "must be { lo, hi }") end
+      want_number(path .. ".speedup.ci[1]", s.ci[1])
+      want_number(path .. ".speedup.ci[2]", s.ci[2])
+      if s.ci[1] > s.ci[2] then bad(path .. ".speedup.ci", "must have lo <= hi") end
+    end
     if math.type(s.n) ~= "integer" or s.n < 1 then bad(path .. ".speedup.n", "must be a whole number >= 1, got %s", tostring(s.n)) end
     if not (s.min <= s.median and s.median <= s.max) then bad(path .. ".speedup", "must have min <= median <= max") end
   end
@@ -315,7 +322,8 @@ local function check(t)
   want_conditions("preconditions", t.preconditions)
   want_conditions("guards", t.guards)
   if t.effect ~= nil then want_effect("effect", t.effect) end
-  want_fields("confidence", t.confidence, { supporting = true, contradicting = true, level = true, why = false })
+  want_fields("confidence", t.confidence, { supporting = true, contradicting = true, level = true, why = false, lineages = false })
+  if t.confidence.lineages ~= nil then want_count("confidence.lineages", t.confidence.lineages) end
   if t.confidence.why ~= nil then want_string("confidence.why", t.confidence.why) end
   want_count("confidence.supporting", t.confidence.supporting)
   want_count("confidence.contradicting", t.confidence.contradicting)
