@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "low",
+    lineages = 1,
     supporting = 0,
-    why = "helped 0 of 2 labelled observations; it never helped, so no precondition could be learned",
+    why = "helped 0 of 2 labelled observations from 1 lineage; it never helped, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.88778843242314, 0.99307031536994 },
       max = 0.98473025097589,
       median = 0.936601509515705,
       min = 0.88847276805552,

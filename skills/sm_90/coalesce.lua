@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 0,
     level = "medium",
+    lineages = 3,
     supporting = 7,
-    why = "helped 7 of 7 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 7 of 7 labelled observations from 3 lineages; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 2.1901518804674, 12.631897090153 },
       max = 12.623165667741,
       median = 12.293150557945,
       min = 2.1923257296088,

@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 5,
-    why = "helped 5 of 5 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 5 of 5 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.0173913043478, 1.0652198051758 },
       max = 1.0647298307918,
       median = 1.0494603724321,
       min = 1.034945868165,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 5,
     level = "low",
+    lineages = 1,
     supporting = 5,
-    why = "helped 5 of 10 labelled observations; 2 facts keyed by a name refused as a condition: define.BLOCK (BLOCK is a name of the kernel or its spec), define.BLOCK_after (BLOCK is a name of the kernel or its spec)",
+    why = "helped 5 of 10 labelled observations from 1 lineage; 2 facts keyed by a name refused as a condition: define.BLOCK (BLOCK is a name of the kernel or its spec), define.BLOCK_after (BLOCK is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.99699090830462, 1.0618572209563 },
       max = 1.0974927918143,
       median = 1.0027648034363001,
       min = 0.99934937752622,
@@ -38,12 +40,13 @@ return {
   },
   preconditions = {
     { "registers_after", "<", 48,
+      blocks = false,
       evidence = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 },
       support = {
         helped = 5,
         not_helped = 5,
       },
-      why = "held wherever it helped (5 of 5), and fails where it did not: registers ≥ 48 per thread after the change",
+      why = "held wherever it helped (5 of 5), and fails where it did not: registers ≥ 48 per thread after the change; it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   schema = 1,

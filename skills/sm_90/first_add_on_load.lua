@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 5,
-    why = "helped 5 of 5 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 5 of 5 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.088, 1.9532564489806 },
       max = 1.9524200946178,
       median = 1.899228162476,
       min = 1.0967741935484,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 4,
     level = "low",
+    lineages = 3,
     supporting = 1,
-    why = "helped 1 of 5 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 5 labelled observations from 3 lineages; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.92899280373931, 1.0201670120915 },
       max = 1.0159793026676,
       median = 0.99941508203342,
       min = 0.92968275995455,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2, 3, 4, 5 },
   guards = {
     { "registers_after", ">=", 27,
+      blocks = false,
       evidence = { 2, 3, 4 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 2,
       },
-      why = "slowed conv2d v0_naive.cu -> v0_naive.cu + grid_stride conv2d:i by 0.998x at registers = 48 per thread after the change; slowed conv2d v1_coalesced.cu -> v1_coalesced.cu + grid_stride conv2d:i by 0.93x at registers = 40 per thread after the change: registers ≥ 27 per thread after the change, while it paid where registers ≤ 24 per thread after the change (1.005x)",
+      why = "slowed conv2d v0_naive.cu -> v0_naive.cu + grid_stride conv2d:i by 0.998x at registers = 48 per thread after the change; slowed conv2d v1_coalesced.cu -> v1_coalesced.cu + grid_stride conv2d:i by 0.93x at registers = 40 per thread after the change: registers ≥ 27 per thread after the change, while it paid where registers ≤ 24 per thread after the change (1.005x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "grid_stride",

@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 1,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 4,
-    why = "helped 4 of 5 labelled observations; 1 fact keyed by a name refused as a condition: size.n (n is a name of the kernel or its spec)",
+    why = "helped 4 of 5 labelled observations from 1 lineage; 1 fact keyed by a name refused as a condition: size.n (n is a name of the kernel or its spec)",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.94166666666667, 2.5047733367875 },
       max = 2.5008975539425,
       median = 1.862678734001,
       min = 0.94957983193277,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2, 3, 4, 5 },
   guards = {
     { "launch.blocks", "<", 262400,
+      blocks = false,
       evidence = { 1, 2, 3, 4, 5 },
       source = "probe",
       support = {
         helped = 4,
         not_helped = 1,
       },
-      why = "slowed reduction v5_complete_unroll.cu -> v6_grid_stride.cu (at bench 2 (n=262144)) by 0.95x at launch.blocks = 512: launch.blocks < 262400 (elements reduced into one output < 67313664 after the change alike), while it paid where launch.blocks ≥ 524288 (1.91x)",
+      why = "slowed reduction v5_complete_unroll.cu -> v6_grid_stride.cu (at bench 2 (n=262144)) by 0.95x at launch.blocks = 512: launch.blocks < 262400 (elements reduced into one output < 67313664 after the change alike), while it paid where launch.blocks ≥ 524288 (1.91x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "grid_stride_reduce",
@@ -48,12 +51,13 @@ return {
   },
   preconditions = {
     { "launch.blocks", ">=", 262400,
+      blocks = false,
       evidence = { 1, 2, 3, 4, 5 },
       support = {
         helped = 4,
         not_helped = 1,
       },
-      why = "held wherever it helped (4 of 4), and fails where it did not: launch.blocks < 262400",
+      why = "held wherever it helped (4 of 4), and fails where it did not: launch.blocks < 262400; it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   schema = 1,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 163,
     level = "low",
+    lineages = 6,
     supporting = 7,
-    why = "helped 7 of 170 labelled observations",
+    why = "helped 7 of 170 labelled observations from 6 lineages",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99852556433442, 1.0016527266388 },
       max = 1.2174405623295,
       median = 1.0000266222011,
       min = 0.83628197501007,
@@ -38,29 +40,31 @@ return {
   },
   guards = {
     { "profile.pct_of_roofline", ">=", 104.678505899425,
+      blocks = false,
       evidence = { 18, 23, 28, 34, 142, 144, 150, 177 },
       source = "walk",
       support = {
         helped = 7,
         not_helped = 1,
       },
-      why = "slowed conv2d undo pragma_unroll conv2d:for#10 -> undo launch_bounds conv2d by 0.87x at profile.pct_of_roofline = 104.758 %: profile.pct_of_roofline ≥ 104.679 %, while it paid where profile.pct_of_roofline ≤ 104.599 % (1.05x)",
+      why = "slowed conv2d undo pragma_unroll conv2d:for#10 -> undo launch_bounds conv2d by 0.87x at profile.pct_of_roofline = 104.758 %: profile.pct_of_roofline ≥ 104.679 %, while it paid where profile.pct_of_roofline ≤ 104.599 % (1.05x); it only ranks: seen in 1 lineage, with no wrong result",
     },
     { "registers_after", ">=", 142,
+      blocks = false,
       evidence = { 18, 34, 44, 142, 144, 150, 177 },
       source = "walk",
       support = {
         helped = 6,
         not_helped = 1,
       },
-      why = "slowed conv2d undo pragma_unroll conv2d:for#10 -> undo pragma_unroll conv2d:for#6 by 0.84x at registers = 156 per thread after the change: registers ≥ 142 per thread after the change, while it paid where registers ≤ 128 per thread after the change (1.05x) (though it also holds where it helped 1 time)",
+      why = "slowed conv2d undo pragma_unroll conv2d:for#10 -> undo pragma_unroll conv2d:for#6 by 0.84x at registers = 156 per thread after the change: registers ≥ 142 per thread after the change, while it paid where registers ≤ 128 per thread after the change (1.05x) (though it also holds where it helped 1 time); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "pragma_unroll",
   intent = "unroll a constant-trip for loop so its index math folds into constants and its register arrays stay in registers",
   materialize = {
     params = {
-      factor = 0.0,
+      factor = 0,
     },
     transform = "pragma_unroll",
   },
@@ -74,6 +78,7 @@ return {
   },
   preconditions = {
     { "profile.pct_of_roofline", "<", 104.678505899425,
+      blocks = false,
       evidence = {
         16, 18, 19, 22, 23, 25, 28, 29, 34, 41, 43, 45, 46, 47, 53, 55, 62, 63, 64, 68, 70, 71, 142,
         144, 150, 177,
@@ -82,9 +87,10 @@ return {
         helped = 7,
         not_helped = 19,
       },
-      why = "held wherever it helped (7 of 7), and fails where it did not: profile.pct_of_roofline ≥ 104.679 %",
+      why = "held wherever it helped (7 of 7), and fails where it did not: profile.pct_of_roofline ≥ 104.679 %; it only ranks: seen in 1 lineage, with no wrong result",
     },
     { "registers_after", ">=", 106,
+      blocks = true,
       evidence = {
         1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 18, 23, 34, 109, 110, 111, 112, 113, 114, 115, 128,
         137, 139, 142, 144, 145, 146, 147, 150, 156, 162, 164, 166, 167, 177, 190, 191, 193, 194,
@@ -96,9 +102,10 @@ return {
         helped = 7,
         not_helped = 76,
       },
-      why = "held wherever it helped (7 of 7), and fails where it did not: registers < 106 per thread after the change",
+      why = "held wherever it helped (7 of 7), and fails where it did not: registers < 106 per thread after the change; it blocks: seen in 6 lineages",
     },
     { "spill_loads", "<", 2,
+      blocks = false,
       evidence = {
         2, 4, 16, 18, 19, 22, 23, 25, 29, 34, 41, 43, 45, 46, 47, 53, 55, 62, 63, 64, 68, 70, 71,
         142, 144, 150, 177,
@@ -107,7 +114,7 @@ return {
         helped = 7,
         not_helped = 20,
       },
-      why = "held wherever it helped (7 of 7), and fails where it did not: spill_loads ≥ 2 B",
+      why = "held wherever it helped (7 of 7), and fails where it did not: spill_loads ≥ 2 B; it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   schema = 1,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 24,
     level = "low",
+    lineages = 5,
     supporting = 0,
-    why = "helped 0 of 24 labelled observations; it never helped, so no precondition could be learned",
+    why = "helped 0 of 24 labelled observations from 5 lineages; it never helped, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.99864633322321, 1.0014461826112 },
       max = 1.0018214126755,
       median = 1.00000339292035,
       min = 0.99449055971488,

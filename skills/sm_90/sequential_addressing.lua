@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 3,
     level = "low",
+    lineages = 1,
     supporting = 3,
-    why = "helped 3 of 6 labelled observations; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
+    why = "helped 3 of 6 labelled observations from 1 lineage; 6 facts keyed by a name refused as a condition: access.x.coalesced (x is a name of the kernel or its spec), access.x.coalesced_after (x is a name of the kernel or its spec), access.x.vector_width (x is a name of the kernel or its spec) and 3 more",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.99879666033635, 1.239780695197 },
       max = 1.239499685089,
       median = 1.04506417634895,
       min = 1.0013217066134,
@@ -38,12 +40,13 @@ return {
   },
   preconditions = {
     { "registers_after", "<", 14,
+      blocks = false,
       evidence = { 1, 2, 3, 4, 5, 10 },
       support = {
         helped = 3,
         not_helped = 3,
       },
-      why = "held wherever it helped (3 of 3), and fails where it did not: registers ≥ 14 per thread after the change",
+      why = "held wherever it helped (3 of 3), and fails where it did not: registers ≥ 14 per thread after the change; it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   schema = 1,

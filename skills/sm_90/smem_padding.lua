@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 4,
-    why = "helped 4 of 4 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 4 of 4 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 1.3896126589485, 1.6840277777778 },
       max = 1.6770292207792,
       median = 1.6131010513439499,
       min = 1.3950373509913,

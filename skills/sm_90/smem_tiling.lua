@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 3,
-    why = "helped 3 of 3 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 3 of 3 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.4008580380622, 1.468613556099 },
       max = 1.4681909832578,
       median = 1.448029851529,
       min = 1.4033175345976,

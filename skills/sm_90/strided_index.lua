@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 3,
-    why = "helped 3 of 3 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 3 of 3 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.2702702702703, 1.666702293614 },
       max = 1.6662105283084,
       median = 1.6586108855821,
       min = 1.2771618625277,

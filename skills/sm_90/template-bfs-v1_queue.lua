@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "low",
+    lineages = 1,
     supporting = 0,
-    why = "helped 0 of 2 labelled observations; it never helped, so no precondition could be learned",
+    why = "helped 0 of 2 labelled observations from 1 lineage; it never helped, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.58920343680242, 0.71067436030516 },
       max = 0.71040632562614,
       median = 0.6526250513477101,
       min = 0.59484377706928,

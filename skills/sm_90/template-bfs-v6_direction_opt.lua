@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 1,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 2 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.98924390813283, 1.0602878296732 },
       max = 1.056730316696,
       median = 1.02320761358744,
       min = 0.98968491047888,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2 },
   guards = {
     { "role.intensity", "<", 2.249755859375,
+      blocks = false,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed bfs v5_bitmask.cu -> v6_direction_opt.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.99x at arithmetic intensity (flops/byte) = 0.5: arithmetic intensity (flops/byte) < 2.25 (arithmetic intensity (flops/byte) < 2.25 after the change, outputs per thread the device holds < 9.697, outputs per thread the device holds < 9.697 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 4 (1.06x)",
+      why = "slowed bfs v5_bitmask.cu -> v6_direction_opt.cu (at bench 2 (E=4190208, V=1048576, kind=1)) by 0.99x at arithmetic intensity (flops/byte) = 0.5: arithmetic intensity (flops/byte) < 2.25 (arithmetic intensity (flops/byte) < 2.25 after the change, outputs per thread the device holds < 9.697, outputs per thread the device holds < 9.697 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 4 (1.06x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "template-bfs-v6_direction_opt",

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "low",
+    lineages = 1,
     supporting = 0,
-    why = "helped 0 of 2 labelled observations; it never helped, so no precondition could be learned",
+    why = "helped 0 of 2 labelled observations from 1 lineage; it never helped, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.52938940550859, 0.83524037109924 },
       max = 0.83474363657529,
       median = 0.6821408851434301,
       min = 0.52953813371157,

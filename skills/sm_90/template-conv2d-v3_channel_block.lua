@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 0,
     level = "low",
+    lineages = 1,
     supporting = 2,
-    why = "helped 2 of 2 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 2 of 2 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 2.8255903402248, 3.0730235886301 },
       max = 3.0623344538745,
       median = 2.9455552830663,
       min = 2.8287761122581,

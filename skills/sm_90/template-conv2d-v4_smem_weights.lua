@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 1,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 2 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.78291128848426, 1.9327069226832 },
       max = 1.9311804309826,
       median = 1.3581250623482148,
       min = 0.78506969371383,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2 },
   guards = {
     { "role.intensity", "<", 149.77187285369718,
+      blocks = false,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed conv2d v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3)) by 0.79x at arithmetic intensity (flops/byte) = 13.187: arithmetic intensity (flops/byte) < 149.772 (arithmetic intensity (flops/byte) < 149.772 after the change, elements reduced into one output < 4716, elements reduced into one output < 93.5 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 286.356 (1.93x)",
+      why = "slowed conv2d v3_channel_block.cu -> v4_smem_weights.cu (at bench 2 (C=3)) by 0.79x at arithmetic intensity (flops/byte) = 13.187: arithmetic intensity (flops/byte) < 149.772 (arithmetic intensity (flops/byte) < 149.772 after the change, elements reduced into one output < 4716, elements reduced into one output < 93.5 after the change alike), while it paid where arithmetic intensity (flops/byte) ≥ 286.356 (1.93x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "template-conv2d-v4_smem_weights",

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 0,
     level = "low",
+    lineages = 1,
     supporting = 2,
-    why = "helped 2 of 2 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 2 of 2 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 1.6186116079239, 2.0129126500585 },
       max = 2.0096817881647,
       median = 1.8149834819907498,
       min = 1.6202851758168,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 0,
     level = "low",
+    lineages = 1,
     supporting = 2,
-    why = "helped 2 of 2 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 2 of 2 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 12.0,
     },
     speedup = {
+      ci = { 1.0179361663434, 1.054737342232 },
       max = 1.0532876345897,
       median = 1.0365943112184,
       min = 1.0199009878471,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 0,
     level = "low",
+    lineages = 1,
     supporting = 2,
-    why = "helped 2 of 2 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 2 of 2 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 1.1643774145381, 1.1765005052656 },
       max = 1.1750100392439,
       median = 1.17063096501405,
       min = 1.1662518907842,

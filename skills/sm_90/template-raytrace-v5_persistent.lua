@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "low",
+    lineages = 1,
     supporting = 0,
-    why = "helped 0 of 2 labelled observations; it never helped, so no precondition could be learned",
+    why = "helped 0 of 2 labelled observations from 1 lineage; it never helped, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.90150864657078, 1.0031393982797 },
       max = 1.0012988952354,
       median = 0.954305798702695,
       min = 0.90731270216999,

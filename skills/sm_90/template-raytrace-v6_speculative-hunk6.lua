@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 0,
     level = "seen once",
+    lineages = 1,
     supporting = 1,
     why = "one observation: nothing to generalize from; it never failed to help, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.2602049268701, 1.2644611463157 },
       max = 1.2623295915465,
       median = 1.2623295915465,
       min = 1.2623295915465,

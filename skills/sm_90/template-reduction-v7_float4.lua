@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 1,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 2 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.98333333333333, 1.1693812678165 },
       max = 1.1660786218031,
       median = 1.078872644234885,
       min = 0.99166666666667,

@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 1,
     level = "seen once",
+    lineages = 1,
     supporting = 0,
     why = "one observation: nothing to generalize from; it never helped, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99693050269224, 1.001247702302 },
       max = 0.99947585664679,
       median = 0.99947585664679,
       min = 0.99947585664679,

@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 0,
     level = "seen once",
+    lineages = 0,
     supporting = 0,
     why = "one observation: nothing to generalize from; it never failed to help, so no precondition could be learned",
   },

@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 1,
     level = "seen once",
+    lineages = 1,
     supporting = 0,
     why = "one observation: nothing to generalize from; it never helped, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99919159240969, 1.000999930284 },
       max = 1.0000735238367,
       median = 1.0000735238367,
       min = 1.0000735238367,

@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 1,
     level = "seen once",
+    lineages = 1,
     supporting = 0,
     why = "one observation: nothing to generalize from; it never helped, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99890314843506, 1.0012509531528 },
       max = 1.0004850385956,
       median = 1.0004850385956,
       min = 1.0004850385956,

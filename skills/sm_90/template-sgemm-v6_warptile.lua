@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 0,
     level = "low",
+    lineages = 1,
     supporting = 2,
-    why = "helped 2 of 2 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 2 of 2 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 1.0248626653866, 1.1198297374847 },
       max = 1.1170661569352,
       median = 1.0722834239913999,
       min = 1.0275006910476,

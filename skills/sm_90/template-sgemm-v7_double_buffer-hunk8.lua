@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 1,
     level = "seen once",
+    lineages = 1,
     supporting = 0,
     why = "one observation: nothing to generalize from; it never helped, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.99972879793073, 1.0017691140513 },
       max = 1.0006568510891,
       median = 1.0006568510891,
       min = 1.0006568510891,

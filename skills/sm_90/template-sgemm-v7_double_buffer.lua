@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 0,
     level = "seen once",
+    lineages = 1,
     supporting = 1,
     why = "one observation: nothing to generalize from; it never failed to help, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.1066266420135, 1.1085702954721 },
       max = 1.1077431811075,
       median = 1.1077431811075,
       min = 1.1077431811075,

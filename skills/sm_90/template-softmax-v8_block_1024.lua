@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 2,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 3 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 3 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 0.95680074114457, 1.7612470598677 },
       max = 1.759790955972,
       median = 0.96753246753247,
       min = 0.96099321395887,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2, 3 },
   guards = {
     { "role.outputs_per_thread_slot", "<", 620.6060606060606,
+      blocks = false,
       evidence = { 1, 2, 3 },
       source = "walk",
       support = {
         helped = 1,
         not_helped = 2,
       },
-      why = "slowed softmax v7_row_groups.cu -> v8_block_1024.cu (at bench 2 (cols=1024)) by 0.97x at outputs per thread the device holds = 31.03; slowed softmax v7_row_groups.cu -> v8_block_1024.cu by 0.96x at outputs per thread the device holds = 248.242: outputs per thread the device holds < 620.606 (outputs per thread the device holds < 620.606 after the change, elements reduced into one output < 81920, elements reduced into one output < 322560 after the change alike), while it paid where outputs per thread the device holds ≥ 992.97 (1.76x)",
+      why = "slowed softmax v7_row_groups.cu -> v8_block_1024.cu (at bench 2 (cols=1024)) by 0.97x at outputs per thread the device holds = 31.03; slowed softmax v7_row_groups.cu -> v8_block_1024.cu by 0.96x at outputs per thread the device holds = 248.242: outputs per thread the device holds < 620.606 (outputs per thread the device holds < 620.606 after the change, elements reduced into one output < 81920, elements reduced into one output < 322560 after the change alike), while it paid where outputs per thread the device holds ≥ 992.97 (1.76x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "template-softmax-v8_block_1024",

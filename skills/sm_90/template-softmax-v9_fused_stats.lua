@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 3,
-    why = "helped 3 of 3 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 3 of 3 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.0161034248129, 1.0909090909091 },
       max = 1.0836693548387,
       median = 1.0377478712518,
       min = 1.0224841071631,

@@ -4,8 +4,9 @@ return {
   confidence = {
     contradicting = 1,
     level = "low",
+    lineages = 1,
     supporting = 1,
-    why = "helped 1 of 2 labelled observations; one success cannot say what made it pay, so no precondition was learned",
+    why = "helped 1 of 2 labelled observations from 1 lineage; one success cannot say what made it pay, so no precondition was learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.9811320754717, 1.0285395341536 },
       max = 1.0219973429874,
       median = 1.005287598522165,
       min = 0.98857785405693,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2 },
   guards = {
     { "launch.blocks", "<", 34816,
+      blocks = false,
       evidence = { 1, 2 },
       source = "probe",
       support = {
         helped = 1,
         not_helped = 1,
       },
-      why = "slowed transpose v4_float4.cu -> v5_multi_float4.cu (at bench 2 (cols=2048, rows=2048)) by 0.99x at launch.blocks = 4096: launch.blocks < 34816 (launch.blocks < 34816 after the change, outputs per thread the device holds < 131.879, outputs per thread the device holds < 131.879 after the change alike), while it paid where launch.blocks ≥ 65536 (1.02x)",
+      why = "slowed transpose v4_float4.cu -> v5_multi_float4.cu (at bench 2 (cols=2048, rows=2048)) by 0.99x at launch.blocks = 4096: launch.blocks < 34816 (launch.blocks < 34816 after the change, outputs per thread the device holds < 131.879, outputs per thread the device holds < 131.879 after the change alike), while it paid where launch.blocks ≥ 65536 (1.02x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "template-transpose-v5_multi_float4",

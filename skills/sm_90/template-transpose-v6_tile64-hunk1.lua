@@ -4,6 +4,7 @@ return {
   confidence = {
     contradicting = 0,
     level = "seen once",
+    lineages = 1,
     supporting = 1,
     why = "one observation: nothing to generalize from; it never failed to help, so no precondition could be learned",
   },
@@ -15,6 +16,7 @@ return {
       spill_stores = 0,
     },
     speedup = {
+      ci = { 1.0664202094886, 1.0731543519844 },
       max = 1.0703923119971,
       median = 1.0703923119971,
       min = 1.0703923119971,

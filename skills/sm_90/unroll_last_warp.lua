@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 0,
-    level = "medium",
+    level = "low",
+    lineages = 1,
     supporting = 4,
-    why = "helped 4 of 4 labelled observations; it never failed to help, so no precondition could be learned",
+    why = "helped 4 of 4 labelled observations from 1 lineage; it never failed to help, so no precondition could be learned",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 1.0425164155267, 1.2925057951125 },
       max = 1.2917544778871,
       median = 1.28184122612135,
       min = 1.0598290598291,

@@ -3,9 +3,10 @@ return {
   arch = "sm_90",
   confidence = {
     contradicting = 1,
-    level = "high",
+    level = "low",
+    lineages = 1,
     supporting = 5,
-    why = "helped 5 of 6 labelled observations",
+    why = "helped 5 of 6 labelled observations from 1 lineage",
   },
   effect = {
     resources = {
@@ -15,6 +16,7 @@ return {
       spill_stores = 0.0,
     },
     speedup = {
+      ci = { 0.96442823991487, 1.2522011438894 },
       max = 1.2513998198709,
       median = 1.1316563251279,
       min = 0.97645185205525,
@@ -24,13 +26,14 @@ return {
   evidence = { 1, 2, 3, 4, 5, 6 },
   guards = {
     { "profile.pct_of_roofline_after", "<", 62.537989862619,
+      blocks = false,
       evidence = { 1, 4, 5, 6 },
       source = "probe",
       support = {
         helped = 3,
         not_helped = 1,
       },
-      why = "slowed softmax v2_shuffle_reduce.cu -> v2_shuffle_reduce.cu + vectorize softmax:cols by 0.98x at profile.pct_of_roofline = 62.533 % after the change: profile.pct_of_roofline < 62.538 % after the change, while it paid where profile.pct_of_roofline ≥ 62.543 % after the change (1.14x)",
+      why = "slowed softmax v2_shuffle_reduce.cu -> v2_shuffle_reduce.cu + vectorize softmax:cols by 0.98x at profile.pct_of_roofline = 62.533 % after the change: profile.pct_of_roofline < 62.538 % after the change, while it paid where profile.pct_of_roofline ≥ 62.543 % after the change (1.14x); it only ranks: seen in 1 lineage, with no wrong result",
     },
   },
   id = "vectorize",

@@ -169,8 +169,10 @@ describe("skills/sm_90", function()
     -- online softmax lost at 1024 and 8192 columns and won at 32768: said
     -- by the kernel's roles, never by the spec's name for the columns
     guard("template-softmax-v3_online", "role.*", "softmax")
-    -- Winograd lost at C = 3 (0.65x) and paid at C = 128
-    expect(guard("template-conv2d-v8_winograd", "role.*", "conv2d", "C=3").source):equals("probe")
+    -- Winograd lost at C = 3 (0.65x) and paid at C = 128, but its hunk
+    -- (a __forceinline__ helper) is no pattern the matcher reads: it is
+    -- not shipped (issue 33), since it could match no kernel
+    expect(by_id["template-conv2d-v8_winograd"]):is_nil()
     -- the bfs queue lost on both graphs; raytrace's persistent threads did not pay on either scene
     expect(require("klineage.skills.record").never_helped(by_id["template-bfs-v1_queue"])):equals(true)
     expect(require("klineage.skills.record").never_helped(by_id["template-raytrace-v5_persistent"])):equals(true)

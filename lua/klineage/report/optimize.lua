@@ -128,7 +128,9 @@ function M.build(run)
   d:md(common.run_facts(run))
   if not common.timed(backend) then
     d:md(string.format("The %s backend checks correctness only: no effect was measured. A correct candidate was kept on "
-      .. "its skill's evidence from the walks (the measured median speedup), and each decision says so.", md(backend or "?")))
+      .. "its skill's evidence from the walks only where that evidence says faster beyond its noise (the interval of the "
+      .. "measured median speedup above 1); any other correct candidate is reported correct and not kept. Each decision "
+      .. "says which.", md(backend or "?")))
   end
   local first = ix.evaluations[1]
   local input = { sha = first and first.candidate.sha256 }

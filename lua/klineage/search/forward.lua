@@ -8,8 +8,10 @@
 -- from; every result has an effect, "not measured" and why included.
 --
 -- A result is accepted when it is correct and, timed, faster beyond noise.
--- Untimed (emu), a correct candidate of a skill is accepted on the skill's
--- measured evidence (its median speedup > 1), and one of no skill (a bare
+-- Untimed (emu), a correct candidate of a skill is accepted only where the
+-- skill's measured evidence says faster beyond its noise (the interval of
+-- its median speedup, effect.speedup.ci, wholly above 1); otherwise it is
+-- reported correct and not kept. One of no skill (a bare
 -- transform, an LLM's answer) is accepted as it is: a baseline keeps every
 -- correct change. Every decision says that no effect was measured.
 --
@@ -216,12 +218,24 @@ function M.accept(state, row, result)
   if not row.record then
     return true, "correct on " .. backend .. "; its speed was not measured there (a baseline keeps every correct change)"
   end
+  -- A median above 1 by less than its noise is a coin toss (fast_math's
+  -- 1.0028x was kept and ldg's 0.9997x refused): only an interval wholly
+  -- above 1 says faster.
   local s = row.record.effect and row.record.effect.speedup
-  if s and s.median > 1 then
-    return true, string.format("correct on %s; its speed was not measured there: accepted on the skill's evidence "
-      .. "(%.2fx median over %d measurements)", backend, s.median, s.n)
+  if s and s.ci and s.ci[1] > 1 then
+    return true, string.format("correct on %s; its speed was not measured there: kept because the skill's evidence "
+      .. "says faster beyond its noise (%.3fx median over %d measurement%s, its interval %.3fx to %.3fx above 1)",
+      backend, s.median, s.n, s.n == 1 and "" or "s", s.ci[1], s.ci[2])
   end
-  return false, string.format("correct on %s, but nothing was measured and the skill's evidence shows no gain", backend)
+  local said
+  if not s then said = "it has no measured speedup"
+  elseif not s.ci then said = string.format("%.3fx median over %d measurements, with no noise interval", s.median, s.n)
+  else
+    said = string.format("%.3fx median over %d measurement%s, its interval %.3fx to %.3fx not above 1", s.median, s.n,
+      s.n == 1 and "" or "s", s.ci[1], s.ci[2])
+  end
+  return false, string.format("correct on %s, but not kept: its speed was not measured there, and the skill's evidence "
+    .. "does not say faster beyond its noise (%s)", backend, said)
 end
 
 -- A row judged at a node (skill_rows and schedules spell the same

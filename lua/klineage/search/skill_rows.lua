@@ -10,13 +10,16 @@
 --       With held_back, the rows blocked only by conditions learned from
 --       slowdowns come too, marked held_back = why (see held_back_for_speed)
 --       row = { skill, site, transform, record (the skill), params,
---               params_key, held_back, because = { text... }, node }
+--               params_key, held_back, ranked_down = { { condition, kind,
+--               text }... } | nil (the conditions that only rank and
+--               speak against it here: skills.match's ranks), because =
+--               { text... }, node }
 --   skill_rows.held_back_for_speed(row) -> true when every condition
 --       blocking the row is a precondition or guard none of whose evidence
 --       was a wrong or rejected result: it predicts a loss of speed, which
 --       the compare can check, and not a wrong kernel
 --   skill_rows.rank(rows) -> rows, best first: admitted before held back,
---       then expected gain (the skill's median measured speedup) times its
+--       those nothing speaks against before those ranked down, then expected gain (the skill's median measured speedup) times its
 --       confidence, then the cheaper materialization (transform, template,
 --       llm), then id. Schedule rows (state:schedules) rank among them by
 --       the static model's predicted speedup, at the model's confidence
@@ -47,18 +50,23 @@ end
 
 -- "reuse.A = 64 ≥ 8": each admitting condition with the value it read.
 -- Facts "_after" were read by match on the transformed kernel.
-local function because(r, values)
+local function because(r, values, ranks)
   local function reading(fact)
     if values[fact] ~= nil then return string.format("%s = %s", fact, describe.value(fact, values[fact])) end
     if fact:match("_after$") then return "read on the changed kernel" end
     return fact .. " unknown"
   end
   local out = {}
+  local against = {}
+  for _, x in ipairs(ranks or {}) do against[x.condition] = true end
   for _, c in ipairs(r.preconditions) do
-    out[#out + 1] = string.format("%s (%s)", describe.condition(c), reading(c[1]))
+    if not against[c] then out[#out + 1] = string.format("%s (%s)", describe.condition(c), reading(c[1])) end
   end
   for _, g in ipairs(r.guards) do
-    out[#out + 1] = string.format("not %s (%s)", describe.condition(g), reading(g[1]))
+    if not against[g] then out[#out + 1] = string.format("not %s (%s)", describe.condition(g), reading(g[1])) end
+  end
+  for _, x in ipairs(ranks or {}) do
+    out[#out + 1] = "ranked down, not blocked: " .. x.text
   end
   if #out == 0 then out[1] = "no precondition or guard was learned: it matched the pattern" end
   return out
@@ -74,7 +82,8 @@ local function param_sets(r)
   end
   add(r.materialize.params)
   for _, e in ipairs(r.evidence) do
-    if e.outcome == "helped" and e.params then add(e.params) end
+    -- as the transform takes them: the journal's 64.0 and "THREADS" are not
+    if e.outcome == "helped" and e.params then add(learn.transform_params(r.materialize.transform, e.params)) end
   end
   return sets
 end
@@ -99,14 +108,15 @@ function M.rows(state, node, opts)
   local out, skills = {}, by_id(state)
   local values = nil
   local function add(row, r, held_back)
+    local against = not held_back and #row.ranks > 0 and row.ranks or nil
     values = values or learn.values({ facts = state:facts(node), facts_after = {} })
     for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
       local tried = node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
       if not state.tried[tried] then
         out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r, node = node,
-                          params = set.params, params_key = set.key, held_back = held_back,
+                          params = set.params, params_key = set.key, held_back = held_back, ranked_down = against,
                           because = held_back and { "held back by " .. held_back .. "; tried after every admitted skill" }
-                            or because(r, values) }
+                            or because(r, values, against) }
       end
     end
   end
@@ -148,6 +158,7 @@ function M.rank(rows)
   for _, row in ipairs(rows) do row.score, row.cost = score(row), cost(row) end
   table.sort(rows, function(a, b)
     if (a.held_back == nil) ~= (b.held_back == nil) then return a.held_back == nil end
+    if (a.ranked_down == nil) ~= (b.ranked_down == nil) then return a.ranked_down == nil end
     if a.score ~= b.score then return a.score > b.score end
     if a.cost ~= b.cost then return a.cost < b.cost end
     if a.skill ~= b.skill then return a.skill < b.skill end

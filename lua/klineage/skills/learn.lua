@@ -5,7 +5,10 @@
 --
 --   learn.skill(id, observations, opts) -> record
 --   learn.repository(observations, opts) -> { record... } sorted by id,
---       one per distinct observation.skill
+--       one per distinct observation.skill, { { id, why }... } the records
+--       left out because learn.unusable says why
+--   learn.unusable(record) -> why | nil: a template whose pattern does not
+--       compile is not shipped
 --     opts = { arch = "sm_90" (default: the observations' arch, else sm_90),
 --              intents = { [transform] = sentence } (default: the
 --              transform's own intent, klineage.transforms) }
@@ -18,8 +21,13 @@
 --   learn.keep_facts(flat) -> the flat facts a record keeps (learnable +
 --       what transfer needs to recompute occupancy)
 --   learn.copy(plain) -> a deep copy of plain data
+--   learn.transform_params(transform, params) -> params | nil: params as
+--       the transform takes them (an integral float an integer; a text
+--       that names something, a #define of the training kernel, left out
+--       for the transform's default); nil when none is left
 --   learn.values(observation) -> the flat values conditions are tested on
 --   learn.admits(record, values) -> true | false, blocking condition, kind
+--       (a condition that only ranks, blocks = false, never blocks)
 --       (kind "evidence", with no condition, for a skill that never helped:
 --       klineage.skills.record.never_helped)
 --   Misuse (no observation, an observation without evidence.run/key or
@@ -96,6 +104,14 @@
 -- With no not-helped observation there is nothing to separate: no
 -- precondition is learned, and confidence.why says so.
 --
+-- Blocking: a precondition or guard has blocks = true only when the
+-- observations it keeps the skill away from (the not-helped ones a
+-- precondition excludes, the failures a guard explains) come from at
+-- least M.BLOCK_LINEAGES lineages, or one of them is a wrong result;
+-- otherwise blocks = false: it ranks the skill down where it speaks
+-- against it (klineage.skills.match, search/skill_rows.lua). Its why
+-- ends by saying which.
+--
 -- Guards: each failure (hurt, wrong, rejected) is explained by the single
 -- condition that holds for it and for the fewest helped observations
 -- (there must be more helped observations where it does not hold than
@@ -110,14 +126,19 @@
 --   evidence = the refs of both;  source = "probe" when every failure it
 --   explains came from a probe (evidence.kind == "probe"), else "walk"
 --
--- Confidence: supporting = helped, contradicting = not helped. level:
--- "seen once" with one observation; else "high" with at least HIGH.n
--- helped and a helped share of at least HIGH.share, "medium" with
--- MEDIUM.n and MEDIUM.share, else "low". With no not-helped observation
+-- Confidence, how much evidence stands behind the skill: supporting =
+-- helped, contradicting = not helped, lineages = the lineages of both.
+-- level: "seen once" with one observation; else "high" with at least
+-- HIGH.n helped, a helped share of at least HIGH.share and HIGH.lineages
+-- lineages, "medium" with MEDIUM.n, MEDIUM.share and MEDIUM.lineages, else
+-- "low". With no not-helped observation
 -- the level is at most "medium": nothing says where it stops paying.
 --
 -- Effect: speedup median/min/max/n over the measured observations with a
--- speedup; resources: the median of facts_after - facts of registers,
+-- speedup, and ci = { lo, hi }: the median's noise interval (M.NOISE_LEVEL,
+-- order statistics over each measurement's own compare interval; min and
+-- max of them under six measurements). An untimed backend keeps a skill's
+-- candidate only where lo > 1 (search/forward.lua); resources: the median of facts_after - facts of registers,
 -- smem_per_block, occupancy and spill_stores, where both are known.
 local describe = require "klineage.skills.describe"
 local facts = require "klineage.facts"
@@ -132,8 +153,29 @@ M.MAX_PRECONDITIONS = 3
 -- such stump, launch.blocks < 16.5 from one bfs step, blocked the skill
 -- on every held-out kernel where the gate later saw it pay).
 M.MIN_HELPED = 2
-M.HIGH = { n = 5, share = 0.8 }
-M.MEDIUM = { n = 3, share = 0.6 }
+-- How much evidence stands behind a level: one lineage's steps are one
+-- kernel family seen several times, not several contexts.
+M.HIGH = { n = 5, share = 0.8, lineages = 3 }
+M.MEDIUM = { n = 3, share = 0.6, lineages = 2 }
+-- A condition blocks a skill only on evidence from this many lineages, or
+-- on a wrong result; otherwise it ranks the skill down. One lineage's
+-- slowdowns are that kernel's (on emu a coin toss at noise level decided
+-- as much as a fact did).
+M.BLOCK_LINEAGES = 3
+
+-- Whether a condition whose evidence against the skill is `against`
+-- (rows) blocks, and the words that say so.
+local function blocking(against)
+  local lineages, n, wrong = {}, 0, false
+  for _, r in ipairs(against) do
+    local l = r.obs.lineage or ""
+    if not lineages[l] then lineages[l] = true n = n + 1 end
+    if r.obs.outcome == "wrong" then wrong = true end
+  end
+  if wrong then return true, "it blocks: a wrong result" end
+  if n >= M.BLOCK_LINEAGES then return true, string.format("it blocks: seen in %d lineages", n) end
+  return false, string.format("it only ranks: seen in %d lineage%s, with no wrong result", n, n == 1 and "" or "s")
+end
 
 -- ---- canonical text of plain values ------------------------------------------------
 
@@ -322,13 +364,15 @@ function M.name_keyed(fact, names) return roles.name_in(fact, names) end
 -- Whether a record admits a context (flat values as values_of gives):
 -- every precondition holds (an absent fact does not) and no guard does.
 -- Returns true, or false and the condition that blocks, and its kind.
+-- A condition with blocks = false only ranks (M.BLOCK_LINEAGES): it never
+-- blocks here.
 function M.admits(record, values)
   if require("klineage.skills.record").never_helped(record) then return false, nil, "evidence" end
   for _, c in ipairs(record.preconditions) do
-    if describe.holds(c, values) ~= true then return false, c, "precondition" end
+    if c.blocks ~= false and describe.holds(c, values) ~= true then return false, c, "precondition" end
   end
   for _, c in ipairs(record.guards) do
-    if describe.holds(c, values) == true then return false, c, "guard" end
+    if c.blocks ~= false and describe.holds(c, values) == true then return false, c, "guard" end
   end
   return true
 end
@@ -502,10 +546,12 @@ local function learn_preconditions(helped, not_helped, all, names, refused)
     used[best.c[1]] = true
     for _, r in ipairs(best.excludes) do covered[r.index] = true end
     local c = best.c
+    local blocks, said = blocking(best.excludes)
     chosen[#chosen + 1] = {
       c[1], c[2], c[3],
-      why = string.format("held wherever it helped (%d of %d), and fails where it did not: %s",
-        #best.admits, #helped, describe.negation(c)),
+      why = string.format("held wherever it helped (%d of %d), and fails where it did not: %s; %s",
+        #best.admits, #helped, describe.negation(c), said),
+      blocks = blocks,
       support = { helped = #best.admits, not_helped = #best.excludes },
       evidence = refs(best.admits, best.excludes),
     }
@@ -671,8 +717,9 @@ local function learn_guards(helped, failures, all, names, refused)
       why = why .. string.format(" (though it also holds where it helped %d time%s)", #g.violations,
         #g.violations == 1 and "" or "s")
     end
+    local blocks, said = blocking(entry.explained)
     guards[#guards + 1] = {
-      c[1], c[2], c[3], why = why, source = probe and "probe" or "walk",
+      c[1], c[2], c[3], why = why .. "; " .. said, source = probe and "probe" or "walk", blocks = blocks,
       support = { helped = #g.passed, not_helped = #entry.explained },
       evidence = refs(entry.explained, g.passed),
     }
@@ -685,6 +732,45 @@ end
 
 local RESOURCES = { "registers", "smem_per_block", "occupancy", "spill_stores" }
 
+M.NOISE_LEVEL = 0.95 -- the median's interval: this share of the time it holds the true median
+
+-- The order statistic k (1-based) whose pair x(k), x(n-k+1) brackets the
+-- median at M.NOISE_LEVEL whatever the distribution: the largest k with
+-- P(Binomial(n, 1/2) < k) <= (1 - level) / 2; 1 (min, max) for n < 6.
+local function median_rank(n)
+  local tail, k, below, c = (1 - M.NOISE_LEVEL) / 2, 1, 0, 1 -- c: n choose i
+  for i = 0, (n - 1) // 2 do
+    below = below + c / 2 ^ n -- P(X <= i)
+    if below > tail then break end
+    k = i + 1
+    c = c * (n - i) / (i + 1)
+  end
+  return k
+end
+
+-- The noise interval of the median speedup: the order-statistic interval
+-- over each measurement's own compare interval (its low ends for the
+-- lower bound, its high ends for the upper), so that both the noise of
+-- each compare and the spread across kernels widen it. A measurement
+-- without an interval counts as its speedup.
+local function median_interval(obs)
+  local lows, highs = {}, {}
+  for _, o in ipairs(obs) do
+    if o.measured ~= false and type(o.speedup) == "number" then
+      local ci = type(o.ci) == "table" and type(o.ci[1]) == "number" and type(o.ci[2]) == "number" and o.ci
+      lows[#lows + 1] = ci and math.min(ci[1], o.speedup) or o.speedup
+      highs[#highs + 1] = ci and math.max(ci[2], o.speedup) or o.speedup
+    end
+  end
+  local n = #lows
+  if n == 0 then return nil end
+  table.sort(lows)
+  table.sort(highs)
+  local k = median_rank(n)
+  return { lows[k], highs[n - k + 1] }
+end
+M.median_interval = median_interval
+
 local function learn_effect(obs)
   local speeds = {}
   for _, o in ipairs(obs) do
@@ -693,7 +779,8 @@ local function learn_effect(obs)
   local effect = {}
   if #speeds > 0 then
     table.sort(speeds)
-    effect.speedup = { median = median(speeds), min = speeds[1], max = speeds[#speeds], n = #speeds }
+    effect.speedup = { median = median(speeds), min = speeds[1], max = speeds[#speeds], n = #speeds,
+                       ci = median_interval(obs) }
   end
   local resources
   for _, name in ipairs(RESOURCES) do
@@ -714,22 +801,30 @@ end
 
 local function learn_confidence(n_obs, helped, not_helped)
   local s, c = #helped, #not_helped
+  local seen, lineages = {}, 0
+  for _, list in ipairs({ helped, not_helped }) do
+    for _, r in ipairs(list) do
+      local l = r.obs.lineage or ""
+      if not seen[l] then seen[l] = true lineages = lineages + 1 end
+    end
+  end
   local level, why
   if n_obs == 1 then
     level = "seen once"
     why = "one observation: nothing to generalize from"
   else
     local share = (s + c) > 0 and s / (s + c) or 0
-    if s >= M.HIGH.n and share >= M.HIGH.share then level = "high"
-    elseif s >= M.MEDIUM.n and share >= M.MEDIUM.share then level = "medium"
+    if s >= M.HIGH.n and share >= M.HIGH.share and lineages >= M.HIGH.lineages then level = "high"
+    elseif s >= M.MEDIUM.n and share >= M.MEDIUM.share and lineages >= M.MEDIUM.lineages then level = "medium"
     else level = "low" end
     if c == 0 and level == "high" then level = "medium" end
-    why = string.format("helped %d of %d labelled observations", s, s + c)
+    why = string.format("helped %d of %d labelled observations from %d lineage%s", s, s + c, lineages,
+      lineages == 1 and "" or "s")
   end
   if c == 0 then why = why .. "; it never failed to help, so no precondition could be learned"
   elseif s == 0 then why = why .. "; it never helped, so no precondition could be learned"
   elseif s < M.MIN_HELPED then why = why .. "; one success cannot say what made it pay, so no precondition was learned" end
-  return { supporting = s, contradicting = c, level = level, why = why }
+  return { supporting = s, contradicting = c, lineages = lineages, level = level, why = why }
 end
 
 -- The helped observation with the best speedup (first in order on ties), else nil.
@@ -739,6 +834,42 @@ local function best_helped(obs)
     if label(o) == "helped" and (not best or (o.speedup or 0) > (best.speedup or 0)) then best = o end
   end
   return best
+end
+
+-- A parameter as the transform takes it. The walk journals are JSON read
+-- by lua-cjson, which gives every number as a float (64.0), and an undo
+-- site's params are the training kernel's own texts (max_threads =
+-- "THREADS"): a transform takes integers where its space lists integers,
+-- and a text that names something names it in the kernel it came from
+-- only, so it is dropped and the transform's default applies there.
+local function taken(space, v)
+  if type(v) == "number" then
+    if math.type(v) == "float" then
+      local i = math.tointeger(v)
+      if i then return i end
+      if type(space) == "table" and math.type(space[1]) == "integer" then return nil end
+    end
+    return v
+  elseif type(v) == "string" then
+    if v:find("%f[%w_][%a_]") then return nil end
+    return v
+  end
+  return v
+end
+
+function M.transform_params(transform, params)
+  if type(params) ~= "table" then return nil end
+  local t = transform and require("klineage.transforms").get(transform)
+  local spaces = type(t) == "table" and type(t.params) == "table" and t.params or {}
+  local out
+  for k, v in pairs(params) do
+    local x = taken(spaces[k], v)
+    if x ~= nil then
+      out = out or {}
+      out[k] = x
+    end
+  end
+  return out
 end
 
 local function most_common_params(obs)
@@ -798,7 +929,8 @@ function M.skill(id, observations, opts)
   local template = first_with(obs, "template", best)
   local materialize
   if transform then
-    materialize = { transform = transform, params = best and copy(best.params) or most_common_params(obs) }
+    materialize = { transform = transform,
+                    params = M.transform_params(transform, best and copy(best.params) or most_common_params(obs)) }
   elseif template then
     materialize = { template = copy(template) }
   else
@@ -852,6 +984,17 @@ function M.skill(id, observations, opts)
   }
 end
 
+-- Why a learned record cannot be shipped, or nil: a pattern that does
+-- not compile matches no kernel (klineage.skills.match would block it on
+-- every kernel, with the parse error as its reason).
+function M.unusable(record)
+  local source = record.pattern and record.pattern.source
+  if not source then return nil end
+  local pat, f = require("klineage.pattern.match").compile(source)
+  if pat then return nil end
+  return "its pattern does not compile: " .. (tostring(f and f.message):gsub("\n.*", ""))
+end
+
 function M.repository(observations, opts)
   if type(observations) ~= "table" then error("learn.repository: observations expected", 2) end
   local groups, ids = {}, {}
@@ -864,9 +1007,13 @@ function M.repository(observations, opts)
     g[#g + 1] = o
   end
   table.sort(ids, function(a, b) return (a:gsub(":", "-")) < (b:gsub(":", "-")) end)
-  local records = {}
-  for _, id in ipairs(ids) do records[#records + 1] = M.skill(id, groups[id], opts) end
-  return records
+  local records, dropped = {}, {}
+  for _, id in ipairs(ids) do
+    local r = M.skill(id, groups[id], opts)
+    local why = M.unusable(r)
+    if why then dropped[#dropped + 1] = { id = r.id, why = why } else records[#records + 1] = r end
+  end
+  return records, dropped
 end
 
 return M

@@ -13,7 +13,11 @@
 --             unknown = { condition... } (conditions whose fact is absent),
 --             blockers = { { condition, kind }... } (every condition that
 --             blocks, blocked_by's first; empty for a candidate and for
---             a pattern that cannot be used) }
+--             a pattern that cannot be used),
+--             ranks = { { condition, kind, text }... } (conditions that
+--             speak against the skill here but only rank, blocks = false:
+--             learned from fewer than three lineages and no wrong result;
+--             a candidate may have them) }
 --     rows go in the order of line, then skill id, then site.
 --
 -- A skill with pattern { transform = T } gives a row per apply site of T
@@ -79,6 +83,11 @@ end
 -- Reads the record's conditions over values; fills row.status, blocked_by, unknown.
 local function judge(row, r, values, after_why)
   local function block(b)
+    -- learned from too little to block (learn.BLOCK_LINEAGES): it ranks
+    if b.condition and b.condition.blocks == false then
+      row.ranks[#row.ranks + 1] = { condition = b.condition, kind = b.kind, text = b.text }
+      return
+    end
     row.blocked_by = row.blocked_by or b
     row.blockers[#row.blockers + 1] = { condition = b.condition, kind = b.kind }
   end
@@ -111,7 +120,7 @@ local function judge(row, r, values, after_why)
 end
 
 local function new_row(r, site, line, transform)
-  return { skill = r.id, site = site, line = line, transform = transform, unknown = {}, blockers = {} }
+  return { skill = r.id, site = site, line = line, transform = transform, unknown = {}, blockers = {}, ranks = {} }
 end
 
 local function transform_rows(out, r, ctx)

@@ -16,13 +16,16 @@
 --   preconditions = { condition... }   must hold for the skill to apply
 --   guards = { condition... }          block the skill when they hold
 --     condition = { fact, op, value [, why = text] [, source = "walk" | "probe"]
+--                   [, blocks = boolean (false: it only ranks the skill
+--                   down; absent, as in a condition written by hand: it blocks)]
 --                   [, support = { helped = n, not_helped = n }]
 --                   [, evidence = { evidence... }] }
 --     op one of describe.OPS; value a number, boolean or string; a fact
 --     ending in "_after" is the kernel's fact once the skill is applied
---   effect = { [speedup = { median, min, max (numbers), n (integer >= 1) }]
+--   effect = { [speedup = { median, min, max (numbers), n (integer >= 1)
+--                            [, ci = { lo, hi }: the median's noise interval] }]
 --              [, resources = { fact = number }] [, metrics = { name = number }] }   optional
---   confidence = { supporting = n, contradicting = n,
+--   confidence = { supporting = n, contradicting = n, [lineages = n,]
 --                  level = "seen once" | "low" | "medium" | "high" [, why = text] }
 --   evidence = { { run = text, key = text [, candidate, lineage, step, kind,
 --                  site, from, to, backend, arch, verdict, size = text]
@@ -202,13 +205,13 @@ local function want_evidence_list(path, list)
   for i = 1, want_list(path, list) do want_evidence(path .. "[" .. i .. "]", list[i]) end
 end
 
-local CONDITION_KEYS = { why = true, source = true, support = true, evidence = true }
+local CONDITION_KEYS = { why = true, source = true, support = true, evidence = true, blocks = true }
 
 local function want_condition(path, c)
   want_type(path, c, "table")
   for k in pairs(c) do
     if not (CONDITION_KEYS[k] or k == 1 or k == 2 or k == 3) then
-      bad(key_path(path, k), "unknown field (a condition is { fact, op, value [, why, source, support, evidence] })")
+      bad(key_path(path, k), "unknown field (a condition is { fact, op, value [, why, source, blocks, support, evidence] })")
     end
   end
   want_string(path .. "[1]", c[1])
@@ -218,6 +221,7 @@ local function want_condition(path, c)
   want_scalar(path .. "[3]", c[3])
   if c.why ~= nil then want_type(path .. ".why", c.why, "string") end
   if c.source ~= nil then want_one_of(path .. ".source", c.source, SOURCE_SET, M.SOURCES) end
+  if c.blocks ~= nil then want_type(path .. ".blocks", c.blocks, "boolean") end
   if c.support ~= nil then
     want_fields(path .. ".support", c.support, { helped = true, not_helped = true })
     want_count(path .. ".support.helped", c.support.helped)
@@ -269,8 +273,14 @@ end
 local function want_effect(path, e)
   want_fields(path, e, { speedup = false, resources = false, metrics = false })
   if e.speedup ~= nil then
-    local s = want_fields(path .. ".speedup", e.speedup, { median = true, min = true, max = true, n = true })
+    local s = want_fields(path .. ".speedup", e.speedup, { median = true, min = true, max = true, n = true, ci = false })
     for _, k in ipairs({ "median", "min", "max" }) do want_number(path .. ".speedup." .. k, s[k]) end
+    if s.ci ~= nil then
+      if want_list(path .. ".speedup.ci", s.ci) ~= 2 then bad(path .. ".speedup.ci", "must be { lo, hi }") end
+      want_number(path .. ".speedup.ci[1]", s.ci[1])
+      want_number(path .. ".speedup.ci[2]", s.ci[2])
+      if s.ci[1] > s.ci[2] then bad(path .. ".speedup.ci", "must have lo <= hi") end
+    end
     if math.type(s.n) ~= "integer" or s.n < 1 then bad(path .. ".speedup.n", "must be a whole number >= 1, got %s", tostring(s.n)) end
     if not (s.min <= s.median and s.median <= s.max) then bad(path .. ".speedup", "must have min <= median <= max") end
   end
@@ -312,7 +322,8 @@ local function check(t)
   want_conditions("preconditions", t.preconditions)
   want_conditions("guards", t.guards)
   if t.effect ~= nil then want_effect("effect", t.effect) end
-  want_fields("confidence", t.confidence, { supporting = true, contradicting = true, level = true, why = false })
+  want_fields("confidence", t.confidence, { supporting = true, contradicting = true, level = true, why = false, lineages = false })
+  if t.confidence.lineages ~= nil then want_count("confidence.lineages", t.confidence.lineages) end
   if t.confidence.why ~= nil then want_string("confidence.why", t.confidence.why) end
   want_count("confidence.supporting", t.confidence.supporting)
   want_count("confidence.contradicting", t.confidence.contradicting)

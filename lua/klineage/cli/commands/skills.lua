@@ -192,7 +192,8 @@ local function learn(a)
   for _, p in ipairs(problems) do
     io.stderr:write(string.format("skipped: %s: %s\n", files.display(p.path), require("klineage.base.term").text(p.message)))
   end
-  local records = require("klineage.skills.learn").repository(observations, { arch = arch })
+  local records, dropped = require("klineage.skills.learn").repository(observations, { arch = arch })
+  for _, d in ipairs(dropped) do io.stderr:write(string.format("not shipped: %s: %s\n", d.id, d.why)) end
   io.stderr:write(string.format("%d observations from %d run folders: %d skills\n", #observations, #dirs, #records))
   return write_out(a.out, records, "learn")
 end
@@ -303,7 +304,9 @@ verbs:
   learn RUN... --out D  the repository learned from walk and probe run
                         folders (their journals: every judged
                         simplification, inverted, and every probe, its
-                        facts computed again), written whole to D
+                        facts computed again), written whole to D; a
+                        template whose pattern does not compile is left
+                        out, and said
   probe WORKLOAD...     the skills applied forward where the walks did not
                         judge them, into run folders probe-<name>-<backend>
                         (resumed when there; learn takes them): each
