@@ -13,6 +13,9 @@
 --     task = { name, workload, kernel = { source, label, file }, lineage,
 --              timed_at = { params, why } when M.TIMED_AT times it at a
 --              bench size other than params (the workload is then that size's) }
+--   eval.timed_at(w, i) -> w timed at its bench_params[i] (its sha256 names
+--     the size too), that entry: what the lineages suite makes of a spec in
+--     M.TIMED_AT, for a caller that must name the same version
 --   eval.unit(opts, task, policy, seed) -> result (see below)
 --   eval.unit_name(opts, task, policy, seed) -> the unit's folder name
 --   eval.cannot_run(opts, task, policy, seed) -> a not_run result when the
@@ -63,7 +66,7 @@ M.TIMED_AT = {
 -- w timed at its bench_params[i]: that size becomes params, the test sizes
 -- stay what they were, and the spec's hash names the size too, so that no
 -- journal or worker cache takes one size's results for the other's.
-local function timed_at(w, i)
+function M.timed_at(w, i)
   local over = assert(w.bench_params and w.bench_params[i], "no such bench size")
   local v = {}
   for k, x in pairs(w) do v[k] = x end
@@ -88,7 +91,7 @@ local function lineages_suite()
     local at = M.TIMED_AT[name]
     if at then
       local over
-      task.workload, over = timed_at(w, at.bench)
+      task.workload, over = M.timed_at(w, at.bench)
       task.timed_at = { params = over, why = at.why }
     end
     tasks[#tasks + 1] = task
