@@ -97,16 +97,20 @@ local function compare(file, got, note)
   say("differs", file, first_difference(want, got))
 end
 
--- The repository's history of a file: { text... }, newest first; nil when
--- the klineage home is not a git checkout (an installed copy has none).
+-- The versions of a task's spec that published evals may have run:
+-- the one archived in reports/eval/specs-before-alias/TASK/ (the specs
+-- before they gained alias = {}, so that a clone without history, CI's
+-- among them, replays them), then the repository's history of the file,
+-- newest first. nil when there is neither.
 local function history(path)
   local dir, leaf = path:match("^(.*)/([^/]+)$")
+  local archived = files.read_text(opts.reports .. "/eval/specs-before-alias/" .. dir:match("[^/]+$") .. "/" .. leaf)
   local h = io.popen("git -C " .. q(dir) .. " log --format=%H -- " .. q(leaf) .. " 2>/dev/null")
   local revs = {}
   for rev in h:lines() do revs[#revs + 1] = rev end
   h:close()
-  if #revs == 0 then return nil end
-  local out = {}
+  local out = { archived }
+  if #out == 0 and #revs == 0 then return nil end
   for _, rev in ipairs(revs) do
     local s = io.popen("git -C " .. q(dir) .. " show " .. q(rev .. ":./" .. leaf) .. " 2>/dev/null")
     local text = s:read("a")
@@ -164,7 +168,7 @@ local function staged_suite(suite_ref, eval_dir, scratch)
       local path = task.workload.dir .. "/workload.lua"
       local texts = history(path)
       if not texts then
-        return nil, "its units ran another version of " .. task.name .. "'s spec, and there is no git history here to find it in"
+        return nil, "its units ran another version of " .. task.name .. "'s spec, and neither reports/eval/specs-before-alias nor a git history here holds it"
       end
       local found
       for _, text in ipairs(texts) do
@@ -339,9 +343,11 @@ for _, name in ipairs(require("kl.fs").list(opts.reports .. "/examples") or {}) 
 end
 table.sort(INVENTORY, function(a, b) return a.tarball < b.tarball end)
 
--- Not results: what the renderer reads, and the prose about the results.
+-- Not results: what the renderer reads, the prose about the results, and
+-- the spec versions older evals ran (inputs of their replay).
 local function not_a_result(file)
   return file:match("README%.md$") or file == "templates/page.html" or file == "style/report.css"
+    or file:match("^eval/specs%-before%-alias/[%w_]+/workload%.lua$")
 end
 
 local top = opts.keep or (os.tmpname() .. ".replay")
