@@ -127,10 +127,12 @@ function M.build(run)
   d:md("# " .. md(title))
   d:md(common.run_facts(run))
   if not common.timed(backend) then
-    d:md(string.format("The %s backend checks correctness only: no effect was measured. A correct candidate was kept on "
-      .. "its skill's evidence from the walks only where that evidence says faster beyond its noise (the interval of the "
-      .. "measured median speedup above 1); any other correct candidate is reported correct and not kept. Each decision "
-      .. "says which.", md(backend or "?")))
+    -- Said without the keep rule itself: the rule has changed between
+    -- versions, and a report rendered today from an older journal must not
+    -- describe its decisions by today's rule. Each decision's why does.
+    d:md(string.format("The %s backend checks correctness only: no effect was measured here. Whether a correct candidate "
+      .. "was kept, and on what evidence (a skill's speedups measured in the walks, a schedule's predicted gain), each "
+      .. "decision says in its own words.", md(backend or "?")))
   end
   local first = ix.evaluations[1]
   local input = { sha = first and first.candidate.sha256 }
