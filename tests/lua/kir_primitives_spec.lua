@@ -2,7 +2,8 @@
 -- real gate on emu against the task's C reference at every test size;
 -- and each illegal case refused with its reason, before any gate.
 -- KL_KIR=sample (make test): every legal case's text and reasons, and the
--- gate for the first case of each leading primitive; KL_KIR=rest (label
+-- gate for the first case of each leading primitive and the cases marked
+-- "sample" (a form of its own, as stage's tile exchange); KL_KIR=rest (label
 -- long, lua/kir_primitives_rest): the gate for the other legal cases;
 -- all (the default, by hand): everything once.
 package.path = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") .. "/?.lua;" .. package.path
@@ -13,8 +14,16 @@ local mode = sample.mode("KL_KIR")
 
 local by_name = {}
 for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
+for _, t in ipairs(support.extra()) do by_name[t.name] = t end
+-- user-style kernels for stage's tile exchange, each checked against itself
+for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair" }) do
+  local dir = support.root .. "/tests/fixtures/workloads/" .. name
+  by_name[name] = { name = name, dir = dir, kernel = dir .. "/v0.cu",
+    text = assert(require("klineage.base.files").read_text(dir .. "/v0.cu")) }
+end
 
--- { task, schedule, words the emitted kernel must hold, words a legality reason must hold }
+-- { task, schedule, words the emitted kernel must hold, words a legality
+-- reason must hold [, "sample": gated in make test too] }
 local LEGAL = {
   { "jacobi2d", "map(x=j,y=i,block=32x8)", "int j = blockIdx.x * 32 + threadIdx.x", "j on threadIdx.x" },
   { "stencil3d", "map(x=x,y=y,z=z,block=32x4x2)", "int x = blockIdx.x * 32 + threadIdx.x", "unit stride" },
@@ -55,6 +64,13 @@ local LEGAL = {
   { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
   { "pairwise_dist", "stage(X,Y,tile=8)", "__syncthreads();", "order of the sum is unchanged" },
   { "nbody", "map(block=128) stage(tile=64)", "smass_4[j - t0_]", "mass[j] (shared by the threads along i)" },
+  { "transpose/v0_naive.cu", "stage(in)", "out[c * rows + r] = sin_1[threadIdx.x][u_ * 8 + threadIdx.y];",
+    "loaded with lanes along c and stored with lanes along r", "sample" },
+  { "exchange_flat", "unflatten() stage()", "grid(cdiv(rows, 32), cdiv(cols, 32)) block(32, 8)",
+    "not exchanged: bias[i] is unit-stride along i, like the store" },
+  { "exchange_batched", "unflatten() stage(in,tile=16)", "__shared__ double sin_1[16][16 + 1];", "a 16x8 block takes 2 rows" },
+  { "exchange_permute", "stage(in)", "grid(cdiv(B, 32), cdiv(C, 32), A) block(32, 8)", "a 32x32 square of (b, c)" },
+  { "exchange_pair", "stage(tile=16,block=16x16)", "sy_2[threadIdx.x][u_ * 16 + threadIdx.y]", "exchanges x, y" },
 }
 
 -- The gate runs, in make test, on the first case of each leading primitive.
@@ -62,6 +78,7 @@ local gated_in_sample, leading_seen = {}, {}
 for i, c in ipairs(LEGAL) do
   local lead = c[2]:match("^(%w+)")
   if not leading_seen[lead] then leading_seen[lead], gated_in_sample[i] = true, true end
+  if c[5] == "sample" then gated_in_sample[i] = true end
 end
 
 describe("legal schedules pass the gate on emu", function()
@@ -139,6 +156,52 @@ extern "C" __global__ void decayed_prefix(int rows, int cols, const float *x, co
 }
 ]==]
 
+local TRANSPOSE_REPS = [==[
+// @kl launch grid(cdiv(n, 32), cdiv(m, 8)) block(32, 8)
+extern "C" __global__ void transpose_reps(int m, int n, int reps, const float *in, float *out) {
+  int j = blockIdx.x * 32 + threadIdx.x;
+  int i = blockIdx.y * 8 + threadIdx.y;
+  if (i >= m || j >= n) return;
+  for (int r = 0; r < reps; ++r) out[((long)r * n + j) * m + i] = in[(long)i * n + j];
+}
+]==]
+
+local PERMUTED_ROWS = [==[
+// @kl launch grid(cdiv(n, 32), cdiv(m, 8)) block(32, 8)
+extern "C" __global__ void gather_transpose(int m, int n, const int *perm, const float *in, float *out) {
+  int j = blockIdx.x * 32 + threadIdx.x;
+  int i = blockIdx.y * 8 + threadIdx.y;
+  if (i < m && j < n) out[(long)j * m + i] = in[(long)perm[i] * n + j];
+}
+]==]
+
+local LOWER_TRANSPOSE = [==[
+// @kl launch grid(cdiv(n, 32), cdiv(n, 8)) block(32, 8)
+extern "C" __global__ void lower_transpose(int n, const float *in, float *out) {
+  int j = blockIdx.x * 32 + threadIdx.x;
+  int i = blockIdx.y * 8 + threadIdx.y;
+  if (i < n && j < n) out[j * n + i] = j <= i ? in[i * n + j] : 0.0f;
+}
+]==]
+
+local UNGUARDED_TRANSPOSE = [==[
+// @kl launch grid(n / 32, n / 32) block(32, 32)
+extern "C" __global__ void exact_transpose(int n, const float *in, float *out) {
+  int j = blockIdx.x * 32 + threadIdx.x;
+  int i = blockIdx.y * 32 + threadIdx.y;
+  out[j * n + i] = in[i * n + j];
+}
+]==]
+
+local ATOMIC_TRANSPOSE = [==[
+// @kl launch grid(cdiv(n, 32), cdiv(m, 8)) block(32, 8)
+extern "C" __global__ void add_transposed(int m, int n, const float *in, float *out) {
+  int j = blockIdx.x * 32 + threadIdx.x;
+  int i = blockIdx.y * 8 + threadIdx.y;
+  if (i < m && j < n) atomicAdd(&out[j * m + i], in[i * n + j]);
+}
+]==]
+
 -- { kernel (task name or text), schedule, words of the refusal }
 local ILLEGAL = {
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
@@ -179,6 +242,15 @@ local ILLEGAL = {
   { "elementwise_chain", "stage()", "x is read at one place per point: no neighbour shares it" },
   { NO_EDGE_GUARD, "stage()", "u[i + 1] may read past the edge along i" },
   { "gemv", "stage() split_reduce(warp)", "does not compose" },
+  { TRANSPOSE_REPS, "stage()", "nor a tile exchange: a loop in the per-point code" },
+  { PERMUTED_ROWS, "stage()", "in[(long)perm[i] * n + j] has an indirect index" },
+  { LOWER_TRANSPOSE, "stage()", "in[i * n + j] is read under a condition" },
+  { UNGUARDED_TRANSPOSE, "stage()", "the guard gives no bound for i: a partial tile at the edge would run past it" },
+  { ATOMIC_TRANSPOSE, "stage()", "an atomic update (out[j * m + i])" },
+  { "elementwise_chain", "stage(tile=32,block=32x8)", "x[i] is unit-stride along i, like the store: coalesced already" },
+  { "transpose/v0_naive.cu", "stage(tile=32,block=16x8)", "the block's x size 16 is not the tile 32" },
+  { "transpose/v0_naive.cu", "stage(tile=32,block=32x6)", "the block's y size 6 does not divide the tile 32" },
+  { "transpose/v0_naive.cu", "stage(in) coarsen(2)", "coarsen does not compose" },
 }
 
 -- The rest of the checks are static and cheap: make test runs them.

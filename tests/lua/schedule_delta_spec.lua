@@ -457,6 +457,12 @@ describe("the seven lineages", function()
     -- count is a regression; a higher one must come with a primitive.
     expect(explained):at_least(28)
     expect(by.transpose.explained):equals(6)
+    -- transpose v0 -> v1 by stage's tile exchange: all but the padding
+    -- (kir pads its square; v1 does not, v2 does)
+    local t1 = by.transpose.steps[1].delta.kir
+    expect(t1.sequence):equals("stage(tile=32)")
+    expect(#t1.differs):equals(1)
+    expect(t1.differs[1].feature):equals("stage.in.bank_ways")
     expect(by.sgemm.steps[1].delta.how):equals("kir") -- v0 -> v1, the coalescing map
     expect(by.sgemm.steps[2].delta.how):equals("kir") -- v1 -> v2, stage
     expect(reproduced):at_least(2)

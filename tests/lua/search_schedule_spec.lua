@@ -87,6 +87,19 @@ describe("the static model", function()
     expect(few > 4 * many):equals(true)
   end)
 
+  it("sees a transpose's strided stores made coalesced by stage's tile exchange, not by a remap", function()
+    local dir = home .. "/gpu/workloads/transpose"
+    local state = fake_state()
+    state.workload = assert(workload.load(dir .. "/workload.lua"))
+    local rows = schedules.rows(state, { source = assert(files.read_text(dir .. "/v0_naive.cu")), sha256 = "t" })
+    expect(rows[1].schedule):matches("^stage%(")
+    -- in coalesced, out strided (weight STRIDED_COST) becomes both coalesced
+    expect(math.abs(rows[1].predicted.speedup - (1 + rank.STRIDED_COST) / 2) < 1e-9):equals(true)
+    for _, r in ipairs(rows) do
+      if not r.schedule:find("stage") then expect(r.predicted.speedup < rows[1].predicted.speedup):equals(true) end
+    end
+  end)
+
   it("sees atomics privatized, quadratic prefix loops scanned, wide accesses on streams", function()
     expect(top("histogram")):contains("privatize")
     expect(top("scan_rows")):contains("scan")

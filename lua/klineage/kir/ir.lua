@@ -12,7 +12,9 @@
 --     body = { stmt... }      the per-point code after the guard
 --     schedule = { ... }      what the primitives changed (emit reads it) }
 -- An axis: { name, type, dim = "x"|"y"|"z", block = expr | nil (nil: the
---   axis is blockIdx alone), cast = type | nil, extent = expr | nil }.
+--   axis is blockIdx alone), cast = type | nil, extent = expr | nil (its bound
+--   in the guard), count = expr | nil (an axis without threads whose grid
+--   covers [0, count) exactly: unflatten's top digit) }.
 --
 -- Expressions: { k = "num", v } { k = "var", name } { k = "member", obj, field }
 --   { k = "bin", op, a, b } { k = "un", op, a } { k = "call", fn, args }

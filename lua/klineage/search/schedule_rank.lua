@@ -10,7 +10,8 @@
 --     root: a latency-bound loop overlaps some of its loads anyway);
 --   - lanes a short reduction leaves idle (split_reduce over L < 2p);
 --   - reuse a stage or register tile captures (loads independent of an
---     output axis; a load a warp broadcasts gains the square root);
+--     output axis; a load a warp broadcasts gains the square root), and
+--     the strided loads stage's tile exchange makes coalesced;
 --   - global atomics privatize moves to shared memory, and the quadratic
 --     loop a scan replaces.
 -- The constants were set from the development suite's tune part measured
@@ -212,7 +213,42 @@ function FACTOR.split_reduce(m, step)
     p, m.reduce_len, par, idle * 100, coal)
 end
 
+-- stage's tile exchange (a transpose), from its reason: the operands it
+-- moves through shared memory, the axis the stores' lanes walk, and the
+-- rows of the square a thread takes.
+local function exchange_of(reasons)
+  for _, r in ipairs(reasons or {}) do
+    local arrays, s = tostring(r):match("exchanges (.-) through shared memory.-stored with lanes along ([%w_]+)")
+    if arrays then
+      local set = {}
+      for n in arrays:gmatch("[%w_]+") do set[n] = true end
+      return set, s, tonumber(tostring(r):match("block takes (%d+) row")) or 1
+    end
+  end
+end
+
+-- The weighted global accesses with the lanes along d, where the loads of
+-- the exchanged operands are coalesced (lanes along their own axis).
+local function cost_exchanged(a, d, arrays)
+  local cost = 0
+  for _, acc in ipairs(a.accesses or {}) do
+    if acc.array ~= "?" and (acc.kind == "load" or acc.kind == "store") then
+      local direct = acc.kind == "load" and arrays[acc.array]
+      cost = cost + ((direct or coalesced(stride_along(acc, d, a.digits))) and 1 or M.STRIDED_COST)
+    end
+  end
+  return math.max(cost, 0.25)
+end
+
 function FACTOR.stage(m, _, reasons)
+  local arrays, s, rows = exchange_of(reasons)
+  if arrays then
+    local f = cost_along(m.a, m.x) / cost_exchanged(m.a, s, arrays)
+    local before = fill(m.threads, m.device)
+    m.threads, m.x = m.threads / rows, s
+    f = f * fill(m.threads, m.device) / before
+    return f, string.format("a tile exchange: stores along %s and the exchanged loads both coalesced, %d rows a thread: %.2fx", s, rows, f)
+  end
   local tile = tile_of(reasons)
   local f = cost_along(m.a, m.x) / cost_along(m.a, m.x, tile)
   return f, string.format("reused loads shared by a tile of %d: accesses %.2fx", tile, f)

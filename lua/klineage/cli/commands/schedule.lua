@@ -19,7 +19,8 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   unflatten(block=BXxBY)                    a flat index's digits as grid dimensions
   map(x=AXIS, y=AXIS, z=AXIS, block=BXxBY)  axes to thread dimensions, block shape
   register_tile(TM, TN)                     a TM x TN patch a thread, one pass of the loop
-  stage([ARRAY...], tile=T)                 operands reused across a block into shared memory
+  stage([ARRAY...], tile=T [, block=TxR])   operands reused across a block into shared memory; loop-free:
+                                            a stencil's halo, or a transpose's tile exchange
   split_reduce(warp [, wpb=W]) | split_reduce(block=B)   a warp or block per output
   unroll(F [, loop=VAR])                    F iterations a trip, remainder kept
   coarsen(F [, axis=AXIS])                  F outputs a thread, block-strided, tail guarded

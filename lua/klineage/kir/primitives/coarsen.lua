@@ -24,8 +24,9 @@ end
 function M.apply(k, p)
   local f = p.factor or p[1]
   if type(f) ~= "number" or f < 2 or f > 64 or f ~= math.floor(f) then return nil, "coarsen needs a factor from 2 to 64" end
-  if k.schedule.points then return nil, "already coarsened" end
+  -- staged first: stage's tile exchange gives each thread rows of its own
   if k.schedule.staged then return nil, "stage placed barriers and shared tiles: coarsen does not compose with it" end
+  if k.schedule.points then return nil, "already coarsened" end
   if k.schedule.split then return nil, "split_reduce already gave each output several threads" end
   local out = ir.clone(k)
   local axis = p.axis and ir.axis(out, p.axis) or ir.axis_on(out, "x")

@@ -1,4 +1,4 @@
--- stage([ARRAY...] [, tile=T]): a top-level reduction loop walks its range
+-- stage([ARRAY...] [, tile=T] [, block=TxR]): a top-level reduction loop walks its range
 -- in tiles of T; before each tile the block loads, together, every element
 -- of a staged operand its threads will read into shared memory, waits,
 -- and each thread then reads its own elements from there. An operand is
@@ -10,6 +10,11 @@
 -- Barriers need every thread of the block: a thread past the guard keeps
 -- going with `live_` false (its own loads skipped), helps load the tiles,
 -- and returns after the loop.
+--
+-- A kernel without a reduction loop takes one of the loop-free forms:
+-- stage_halo.lua (a stencil's neighbours in a halo tile), else
+-- stage_exchange.lua (a transposed operand through a shared square; a
+-- block= parameter asks for it alone).
 local ir = require "klineage.kir.ir"
 local analysis = require "klineage.kir.analysis"
 
@@ -63,8 +68,18 @@ function M.apply(k, p)
   for i, s in ipairs(out.body) do
     if s.s == "for" and not loop and a.loops[s].kind == "reduce" then at, loop = i, a.loops[s] end
   end
-  -- no reduction to tile: the stencil form (neighbours in a halo tile)
-  if not loop then return require("klineage.kir.primitives.stage_halo").apply(k, p, out) end
+  -- no reduction to tile: the stencil form (neighbours in a halo tile),
+  -- else the exchange form (a transposed operand through a shared square);
+  -- a block shape is the exchange's alone
+  if not loop then
+    local exchange = require "klineage.kir.primitives.stage_exchange"
+    if p.block then return exchange.apply(k, p, out) end
+    local nk, why = require("klineage.kir.primitives.stage_halo").apply(k, p, out)
+    if nk then return nk, why end
+    local ek, ewhy = exchange.apply(k, p, ir.clone(k))
+    if ek then return ek, ewhy end
+    return nil, why .. "; nor a tile exchange: " .. ewhy
+  end
   if loop.step ~= 1 then return nil, "the loop over " .. loop.var .. " does not step by 1" end
   local threaded = {}
   for _, ax in ipairs(out.axes) do

@@ -95,7 +95,12 @@ function M.apply(k, p)
     guard = ir.bin("||", guard, ir.bin(">=", ir.var(ax_y.name), ir.copy(middle.radix)))
     top_dim = "z"
   end
-  axes[#axes + 1] = { name = top.let.name, type = top.let.type, dim = top_dim, grid_ann = count, threads_ann = "1", per_block_ann = "1" }
+  -- count: the top digit's range as an expression (the grid covers it
+  -- exactly, so no guard says it; stage's tile exchange needs a bound)
+  local count_e
+  for _, n in ipairs(rest) do count_e = count_e and ir.bin("*", count_e, ir.var(n)) or ir.var(n) end
+  axes[#axes + 1] = { name = top.let.name, type = top.let.type, dim = top_dim, grid_ann = count, threads_ann = "1", per_block_ann = "1",
+    count = count_e or ir.num(1) }
   -- t rebuilt, in its own type, first thing of the per-point code
   local wide = { k = "cast", type = (axis.type:gsub("^const%s+", "")), a = ir.var(top.let.name) }
   local rebuilt = middle and ir.bin("+", ir.bin("*", ir.bin("+", ir.bin("*", wide, ir.copy(middle.radix)), ir.var(middle.let.name)),
