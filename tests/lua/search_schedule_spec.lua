@@ -95,8 +95,12 @@ describe("the static model", function()
     expect(rows[1].schedule):matches("^stage%(")
     -- in coalesced, out strided (weight STRIDED_COST) becomes both coalesced
     expect(math.abs(rows[1].predicted.speedup - (1 + rank.STRIDED_COST) / 2) < 1e-9):equals(true)
+    local kernels = {}
     for _, r in ipairs(rows) do
       if not r.schedule:find("stage") then expect(r.predicted.speedup < rows[1].predicted.speedup):equals(true) end
+      -- map() stage() emits what stage() does (the exchange sets the geometry): one row a kernel
+      expect(kernels[r.source]):is_nil()
+      kernels[r.source] = r.schedule
     end
   end)
 

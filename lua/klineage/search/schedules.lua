@@ -78,7 +78,10 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
     if not seen[whole] and whole ~= ctx.before and not state.tried[key] and not M.judged_before(state, ctx.origin, whole) then
       seen[whole] = true
       local eok, text = pcall(kir.emit, seq.kernel)
-      local usable = eok and type(text) == "string" and text ~= node.source
+      -- (two sequences can emit one kernel: stage's exchange replaces the
+      -- geometry a map before it chose; the kernel is offered once)
+      local usable = eok and type(text) == "string" and text ~= node.source and not ctx.emitted[text]
+      if usable then ctx.emitted[text] = true end
       local stop = usable and M.unlaunchable(text, state.workload)
       if stop then
         state.tried[key] = true
@@ -120,7 +123,7 @@ function M.rows(state, node, opts)
   local root, before = node.kir and node.kir.root or kernel, node.kir and node.kir.text or ""
   local origin = node.kir and node.kir.origin or node.sha256
   local model = { workload = state.workload, sm_count = M.sm_count(state) }
-  local ctx = { root = root, origin = origin, before = before, model = model, prefix = before, prefix_reasons = node.kir and node.kir.reasons or {},
+  local ctx = { root = root, origin = origin, before = before, model = model, emitted = {}, prefix = before, prefix_reasons = node.kir and node.kir.reasons or {},
                 base = before ~= "" and rank.predict(root, kernel, before, node.kir.reasons, model).speedup or 1 }
   local rows, seen = {}, {}
   local depth, limit = opts.depth or M.DEPTH, opts.limit or M.LIMIT
