@@ -6,7 +6,11 @@
 -- schedule within 90 % of the best measured one: the cycles a search that
 -- judges in the model's order spends to get there.
 --
---   klineage run bench/schedule_rank.lua RUN_FOLDER [--suite DIR] [--depth 1|2] [--verbose]
+--   klineage run bench/schedule_rank.lua RUN_FOLDER [--suite DIR] [--depth 1|2] [--skills DIR] [--verbose]
+--
+-- --skills: rank with the schedule skills' priors of that repository (the
+-- rows' prior x predicted speedup, as the search does); without it, the
+-- model alone.
 --
 -- Headline figures (tasks where some schedule is 5 % or more faster):
 --   rank-first-or-second: N/M tasks   the 90 %-best is the model's first or second
@@ -17,13 +21,13 @@ local workload = require "klineage.workload"
 local schedules = require "klineage.search.schedules"
 local host = require "kl.host"
 
-local USAGE = "usage: klineage run bench/schedule_rank.lua RUN_FOLDER [--suite DIR] [--depth 1|2] [--verbose]\n"
+local USAGE = "usage: klineage run bench/schedule_rank.lua RUN_FOLDER [--suite DIR] [--depth 1|2] [--skills DIR] [--verbose]\n"
 local run_dir, opts, i = nil, { suite = (host.home or ".") .. "/examples/suites/held-out", depth = "1" }, 1
 while arg[i] do
   local k = arg[i]:match("^%-%-([%w_]+)$")
   if k == "verbose" then
     opts.verbose, i = true, i + 1
-  elseif k and (k == "suite" or k == "depth") and arg[i + 1] then
+  elseif k and (k == "suite" or k == "depth" or k == "skills") and arg[i + 1] then
     opts[k], i = arg[i + 1], i + 2
   elseif not k and not run_dir then
     run_dir, i = arg[i], i + 1
@@ -34,6 +38,13 @@ end
 if not run_dir then io.stderr:write(USAGE) os.exit(2) end
 local records, f = journal.read(run_dir .. "/journal.jsonl")
 if not records then io.stderr:write("bench/schedule_rank.lua: " .. tostring(f and f.message or f) .. "\n") os.exit(2) end
+
+local skills
+if opts.skills then
+  local sf
+  skills, sf = require("klineage.skills.store").load(opts.skills)
+  if not skills then io.stderr:write("bench/schedule_rank.lua: " .. tostring(sf and sf.message or sf) .. "\n") os.exit(2) end
+end
 
 -- task -> schedule text -> measured speedup over the naive kernel
 local measured, tasks = {}, {}
@@ -57,6 +68,13 @@ for _, name in ipairs(tasks) do
   local w = assert(workload.load(opts.suite .. "/" .. name .. "/workload.lua"))
   local src = assert(io.open(w.dir .. "/kernel.cu")):read("a")
   local state = { workload = w, tried = {}, timed = false, decide = function() end }
+  if skills then
+    state.skill_records = function() return skills end
+    state.facts = function(_, node)
+      local f = require("klineage.facts").of(node.source, w.kernel, { workload = w, arch = "sm_90" })
+      return f and f.values or {}
+    end
+  end
   local rows = schedules.rows(state, { source = src, sha256 = name }, { depth = tonumber(opts.depth), limit = 1000 })
   local ranked = {}
   for _, row in ipairs(rows) do

@@ -237,3 +237,52 @@ describe("the schedule policy", function()
     expect(best):equals(6)
   end)
 end)
+
+describe("the schedule skills' prior", function()
+  -- a schedule skill as the learner writes one (skills/learn.lua), its conditions as data
+  local function skill(family, preconditions, guards, extra)
+    local r = { id = "schedule-" .. family, pattern = { schedule = family }, materialize = { schedule = family, params = { tile = 32 } },
+                preconditions = preconditions or {}, guards = guards or {},
+                effect = { speedup = { median = 1.4, min = 1.1, max = 2, n = 5 } },
+                confidence = { supporting = 5, contradicting = 1, lineages = 2, level = "medium" } }
+    for k, v in pairs(extra or {}) do r[k] = v end
+    return r
+  end
+  local function state_with(records, values)
+    local state = fake_state()
+    state.skill_records = function() return records end
+    state.facts = function() return values end
+    return state
+  end
+
+  it("blocks a family where a blocking condition speaks against the kernel, and says so in a skipped decision", function()
+    local state = state_with({ skill("stage", { { "launch.blocks", ">=", 1e9, blocks = true } }) }, { ["launch.blocks"] = 4096 })
+    local rows = schedules.rows(state, { source = matmul, sha256 = "m" })
+    for _, r in ipairs(rows) do expect(r.schedule:find("stage") == nil):equals(true) end
+    local said
+    for _, d in ipairs(state.decided) do if d.fields.why:find("schedule-stage is blocked here", 1, true) then said = d end end
+    expect(said ~= nil):equals(true)
+    expect(said.fields.status):equals("skipped")
+  end)
+
+  it("ranks a family down for each condition that only ranks and speaks against it; unknown and _after ones say nothing", function()
+    local records = { skill("stage", { { "launch.blocks", ">=", 1e9, blocks = false }, { "registers_after", "<", 1, blocks = true },
+                                       { "role.intensity", ">=", 1, blocks = true } }) }
+    local rows = schedules.rows(state_with(records, { ["launch.blocks"] = 4096 }), { source = matmul, sha256 = "m" })
+    local staged, plain
+    for _, r in ipairs(rows) do
+      if r.schedule == "stage()" then staged = r end
+      if r.schedule == "map(block=32x8,x=j,y=i)" then plain = r end
+    end
+    expect(staged.prior.factor):equals(0.8)
+    expect(staged.prior.skills):equals({ "schedule-stage" })
+    expect(staged.prior.why):contains("1 condition against it here")
+    expect(plain.prior.factor):equals(1) -- no skill of map here
+    -- a family that never helped is ranked, not blocked, on evidence from fewer than three lineages
+    local never = skill("stage", {}, {}, { confidence = { supporting = 0, contradicting = 2, lineages = 1, level = "low" } })
+    local again = schedules.rows(state_with({ never }, {}), { source = matmul, sha256 = "m" })
+    local found
+    for _, r in ipairs(again) do if r.schedule == "stage()" then found = r end end
+    expect(found ~= nil):equals(true)
+  end)
+end)

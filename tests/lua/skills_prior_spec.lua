@@ -244,6 +244,65 @@ describe("the shipped records", function()
   end)
 end)
 
+describe("a schedule skill", function()
+  local kir = require "klineage.kir"
+  local records = assert(store.load(shipped))
+
+  it("is learned from observations of a schedule family: a prior over kir's rows, with name-free parameters", function()
+    local function sobs(family, params, speedup, lineage)
+      local o = obs { skill = "schedule:" .. family, speedup = speedup, lineage = lineage }
+      o.transform, o.schedule = nil, { family = family, params = params, delta = family .. "()" }
+      return o
+    end
+    local r = learn.skill("schedule:stage", { sobs("stage", { tile = 32 }, 1.5, "sgemm"), sobs("stage", { tile = 32 }, 1.4, "conv2d"),
+                                              sobs("stage", { tile = 8 }, 1.2, "transpose") })
+    expect(r.id):equals("schedule-stage")
+    expect(r.pattern):equals({ schedule = "stage" })
+    expect(r.materialize):equals({ schedule = "stage", params = { tile = 32 } })
+    expect(r.intent):contains("shared memory")
+    expect(learn.unusable(r)):is_nil()
+    assert(require("klineage.skills.record").validate(r))
+  end)
+
+  it("gives no row in skills match: it weighs kir's schedule rows instead", function()
+    local sched = {}
+    for _, r in ipairs(records) do if r.pattern.schedule then sched[#sched + 1] = r end end
+    expect(#sched):at_least(4)
+    local text = read(root .. "/examples/optimize/matmul.cu")
+    local rows = assert(require("klineage.skills.match").kernel(sched, text, {}))
+    expect(#rows):equals(0)
+  end)
+
+  it("shipped: each names a kir primitive, stores only numbers and shapes, and finds rows on kernels it never saw", function()
+    -- the development suite's tune part: kernels no lineage is
+    local suite = root .. "/examples/suites/held-out"
+    local kernels = {}
+    for _, t in ipairs({ "gemv", "layernorm", "attention_scores", "jacobi2d", "bias_gelu", "scan_rows", "histogram", "batched_gemm" }) do
+      kernels[#kernels + 1] = assert(kir.lift(read(suite .. "/" .. t .. "/kernel.cu"), {}))
+    end
+    local n = 0
+    for _, r in ipairs(records) do
+      local family = r.pattern.schedule
+      if family then
+        n = n + 1
+        expect(r.materialize.schedule):equals(family)
+        expect(kir.primitive(family) ~= nil):equals(true)
+        for k, v in pairs(r.materialize.params or {}) do
+          if not (math.type(v) == "integer" or (type(v) == "string" and v:match("^%d+x[%dx]+$"))) then
+            fail("%s: %s = %s is not a number or a block shape", r.id, k, tostring(v))
+          end
+        end
+        local found
+        for _, k in ipairs(kernels) do
+          for _, c in ipairs(kir.candidates(k)) do if c.name == family then found = true end end
+        end
+        if not found then fail("%s: kir offers no %s row on the tune part's kernels", r.id, family) end
+      end
+    end
+    expect(n):at_least(4)
+  end)
+end)
+
 -- Issue 33, item 3: on emu the effect is not known.
 describe("on an untimed backend", function()
   local forward = require "klineage.search.forward"

@@ -86,6 +86,10 @@ local function decision_line(r)
     if type(p) == "table" and type(p.speedup) == "number" then
       line = line .. string.format("\n  - predicted by the static model: %.2fx (%s)", p.speedup, md(tostring(p.why or "")))
     end
+    local q = r.prior
+    if type(q) == "table" and type(q.factor) == "number" and type(q.skills) == "table" and #q.skills > 0 then
+      line = line .. string.format("\n  - weighed by the schedule skills: %.2fx (%s)", q.factor, md(tostring(q.why or "")))
+    end
   end
   return line
 end

@@ -259,7 +259,7 @@ local function judge_row(state, row)
   local short = M.short_of_margin(state, row)
   if short then
     local why = "not judged: " .. state.ctx.backend .. " times nothing, and it is " .. short
-    state:decide(row, node, { status = "skipped", why = why, schedule = row.schedule, predicted = row.predicted })
+    state:decide(row, node, { status = "skipped", why = why, schedule = row.schedule, predicted = row.predicted, prior = row.prior })
     mark_tried(state, node, row)
     return { candidate = row, node = node, accepted = false, verdict = "skipped", why = why,
              effect = { measured = false, why = "not measured: " .. why } }
@@ -288,7 +288,7 @@ local function judge_row(state, row)
   -- (a refused candidate's decision has had no effect field: the journal's readers know it so)
   result.fields = { status = ok and "applied" or "rejected", why = reason, because = row.because, verdict = result.verdict,
                     effect = result.verdict == "ok" and result.effect or nil, candidate = sha, source = state.ctx:store_source(made.source), by = made.by,
-                    llm = made.llm, schedule = row.schedule, predicted = row.predicted }
+                    llm = made.llm, schedule = row.schedule, predicted = row.predicted, prior = row.prior }
   mark_tried(state, node, row)
   result.candidate, result.node, result.made, result.sha256 = row, node, made, sha
   result.accepted, result.why = ok, reason

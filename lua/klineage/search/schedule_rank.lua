@@ -21,7 +21,8 @@
 --   schedule_rank.predict(before, after, text, reasons [, opts]) -> { speedup, why }
 --       opts = { workload (sizes: params and args), sm_count }
 --   schedule_rank.rank(rows) -> rows, best predicted first (prior x speedup)
---   schedule_rank.prior(row) -> 1: the hook for schedule skills' evidence (issue 33)
+--   schedule_rank.prior(row) -> the factor of row.prior (the schedule skills'
+--       evidence, search/schedules.lua), 1 without one
 --   schedule_rank.CONFIDENCE: how a prediction weighs beside skills' evidence
 local kir = require "klineage.kir"
 local ir = require "klineage.kir.ir"
@@ -297,7 +298,8 @@ function M.predict(before, _after, text, reasons, opts)
   return { speedup = s, why = string.format("%.0f outputs; ", outputs) .. table.concat(whys, "; ") }
 end
 
-function M.prior(_row) return 1 end
+-- The schedule skills' prior of a row (search/schedules.lua sets row.prior).
+function M.prior(row) return row.prior and row.prior.factor or 1 end
 
 function M.rank(rows)
   for i, r in ipairs(rows) do r.rank_index = i end

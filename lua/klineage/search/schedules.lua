@@ -61,6 +61,92 @@ function M.judged_before(state, origin, whole)
   return state.schedules_judged ~= nil and state.schedules_judged[origin .. "|" .. whole] == true
 end
 
+-- The schedule skills of the repository (records with pattern.schedule,
+-- learned from the walks' steps read as schedule deltas), by family.
+local function schedule_skills(state)
+  if state.schedule_skills == nil then
+    state.schedule_skills = {}
+    local ok, records = pcall(state.skill_records, state)
+    for _, r in ipairs(ok and records or {}) do
+      if r.pattern and r.pattern.schedule then state.schedule_skills[r.pattern.schedule] = r end
+    end
+  end
+  return state.schedule_skills
+end
+
+M.PRIOR_RANKED_DOWN = 0.8 -- a factor for each condition that speaks against a family here but only ranks
+M.PRIOR_PARAMS = 1.1      -- a row whose parameters are those the family's evidence saw pay
+-- Whether a family's median speedup and its parameters weigh too. Both
+-- off: measured on the development suite's tune part (bench/schedule_rank.lua
+-- on the H200 schedules journal, --skills skills/sm_90), the model alone
+-- puts the 90 %-best schedule first or second on 17 of 18 tasks (mean
+-- position 1.11); weighed by the median, 14 of 18 (1.50); by its square
+-- root, 17 (1.33); by the parameters, 17 (1.17); by the conditions
+-- alone, 17 (1.11). The lineages' medians come from other contexts
+-- (coarsen's 1.9x on transpose and reduction put it above vectorize on
+-- element-wise kernels).
+M.PRIOR_WEIGHS_MEDIAN, M.PRIOR_WEIGHS_PARAMS = false, false
+
+-- The prior of a row: for each primitive family its sequence adds
+-- (`added`, the text of what is new against the node), the family's skill,
+-- its conditions read on the node's facts (a condition on a fact of the
+-- changed kernel, "_after", or on a fact the node lacks is not known here
+-- and says nothing): a blocking one that speaks against it blocks the row
+-- (nil, why); else the factor is its expected gain, 1 + (median - 1) x
+-- confidence weight, down for each condition that only ranks and speaks
+-- against it, up where the row's parameters are those the evidence saw
+-- pay (the last two only where M.PRIOR_WEIGHS_* say so). A family that never helped where measured is blocked only on
+-- evidence from learn.BLOCK_LINEAGES lineages, else ranked by its median.
+-- No skill for a family: no prior (1).
+--   -> { factor, why, skills = { id... } } | nil, why (blocked)
+function M.prior(state, node, added)
+  local by = schedule_skills(state)
+  if next(by) == nil then return { factor = 1, why = "no schedule skill", skills = {} } end
+  local learn = require "klineage.skills.learn"
+  local describe = require "klineage.skills.describe"
+  local weight = require("klineage.search.skill_rows").CONFIDENCE_WEIGHT
+  local values = learn.values({ facts = state:facts(node), facts_after = {} })
+  local function known(c) return not tostring(c[1]):match("_after$") and values[c[1]] ~= nil end
+  local factor, whys, ids = 1, {}, {}
+  for _, step in ipairs(require("klineage.kir.schedule").parse(added) or {}) do
+    local r = by[step.name]
+    if r then
+      local against, never = 0, require("klineage.skills.record").never_helped(r)
+      if never and (r.confidence.lineages or 0) >= learn.BLOCK_LINEAGES then
+        return nil, string.format("the skill %s is blocked: it never helped where measured, in %d lineages", r.id,
+          r.confidence.lineages)
+      end
+      for _, list in ipairs({ { r.preconditions, false }, { r.guards, true } }) do
+        for _, c in ipairs(list[1]) do
+          if known(c) and describe.holds(c, values) == list[2] then
+            if c.blocks ~= false then
+              return nil, string.format("the skill %s is blocked here: %s %s", r.id, list[2] and "guard" or "precondition",
+                describe.condition(c))
+            end
+            against = against + 1
+          end
+        end
+      end
+      local median = r.effect and r.effect.speedup and r.effect.speedup.median or 1
+      local f = M.PRIOR_RANKED_DOWN ^ against
+      if M.PRIOR_WEIGHS_MEDIAN then f = f * (1 + (median - 1) * (weight[r.confidence.level] or 0.25)) end
+      local same
+      for k, v in pairs(r.materialize.params or {}) do
+        local have = step.params[k]
+        if type(have) == "table" then have = table.concat(have, "x") end
+        if have ~= nil then same = (same ~= false) and tostring(have) == tostring(v) end
+      end
+      if same and M.PRIOR_WEIGHS_PARAMS then f = f * M.PRIOR_PARAMS end
+      factor = factor * f
+      ids[#ids + 1] = r.id
+      whys[#whys + 1] = string.format("%s %.2fx: %s; its evidence %.2fx median, %s confidence%s", r.id, f,
+        against > 0 and string.format("%d condition%s against it here", against, against == 1 and "" or "s")
+          or "no condition against it here", median, r.confidence.level, same and ", the parameters that paid" or "")
+    end
+  end
+  return { factor = factor, why = #whys > 0 and table.concat(whys, "; ") or "no schedule skill for these families", skills = ids }
+end
+
 local function used_in(text)
   local used = {}
   for name in (text or ""):gmatch("([%w_]+)%b()") do used[name] = true end
@@ -83,10 +169,12 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
       local usable = eok and type(text) == "string" and text ~= node.source and not ctx.emitted[text]
       if usable then ctx.emitted[text] = true end
       local stop = usable and M.unlaunchable(text, state.workload)
-      if stop then
+      local prior, blocked
+      if usable and not stop then prior, blocked = M.prior(state, node, ctx.prefix == "" and whole or seq.text) end
+      if stop or blocked then
         state.tried[key] = true
         state:decide({ skill = "schedule:" .. first, site = whole, schedule = whole }, node,
-                     { status = "skipped", why = "the schedule cannot launch: " .. stop })
+                     { status = "skipped", why = stop and ("the schedule cannot launch: " .. stop) or blocked })
       elseif usable then
         local reasons = { table.unpack(ctx.prefix_reasons) }
         for _, r in ipairs(seq.reasons) do reasons[#reasons + 1] = r end
@@ -97,7 +185,7 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
         end
         rows[#rows + 1] = { skill = "schedule:" .. first, site = whole, schedule = whole, params_key = "{}",
                             source = text, by = "schedule", because = seq.reasons, node = node, predicted = p,
-                            instead = ctx.prefix == "" and ctx.before ~= "" and ctx.before or nil,
+                            instead = ctx.prefix == "" and ctx.before ~= "" and ctx.before or nil, prior = prior,
                             kir = { kernel = seq.kernel, root = ctx.root, text = whole, reasons = reasons, origin = ctx.origin } }
       end
     end

@@ -58,6 +58,12 @@ local function applied_by(m)
     local p = workload.params_text(m.params or {})
     return "Applied by: the transform " .. m.transform .. (p ~= "" and (" with " .. p) or "") .. "."
   end
+  if m.schedule then
+    local p = workload.params_text(m.params or {})
+    return "Applied by: a prior over the search's kernel-IR schedules of the family " .. m.schedule .. ": its conditions "
+      .. "rank those schedules down, or block them, where they speak against the kernel" .. (p ~= ""
+      and ("; the parameters it saw pay: " .. p) or "") .. "."
+  end
   if m.template then return "Applied by: a template edit (the pattern's before text rewritten to its after text)." end
   return "Applied by: an LLM, shown the example edit."
 end

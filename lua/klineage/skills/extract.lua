@@ -19,7 +19,9 @@
 -- step the transforms explain is each transform of the chain; a recorded
 -- step nothing explains, and a single hunk of one, are templates, named
 -- after the lineage and the version they optimize into, with the step's
--- hunks as the template's text.
+-- hunks as the template's text. Each step is also evidence for the
+-- kernel-IR schedule families its schedule delta names ("schedule:stage",
+-- with the primitive's parameters as `schedule`), whatever else names it.
 --
 -- Facts are computed again from the stored sources, not read from the
 -- walk's records: resources (registers, spills, shared memory, occupancy)
@@ -28,6 +30,7 @@
 -- first kernel), and profile facts from that evaluation.
 local facts = require "klineage.facts"
 local roles = require "klineage.facts.roles"
+local schedule_delta = require "klineage.facts.schedule_delta"
 local files = require "klineage.base.files"
 local journal = require "klineage.store.journal"
 local stepdiff = require "klineage.pattern.stepdiff"
@@ -161,6 +164,41 @@ local function label_of(p)
   return string.format("undo %s %s", tostring(p.name), tostring(p.edit or ""))
 end
 
+-- The kernel-IR schedule families a judged step moved along (T to F), by
+-- the schedule signatures of its two kernels (klineage.facts.schedule_delta):
+-- one skill "schedule:FAMILY" a primitive of an explained delta, with the
+-- primitive's parameters. A step the signature cannot account for whole
+-- names none: its evidence would be a family's only in part.
+-- A primitive's parameters as a prior can hold them on another kernel:
+-- numbers and block shapes ("32x8"), never a name the kernel chose (an
+-- operand, an axis).
+local function name_free(params)
+  local out = {}
+  for k, v in pairs(params or {}) do
+    if type(k) == "string" and (math.type(v) == "integer" or (type(v) == "string" and v:match("^%d+x?[%dx]*$"))) then
+      out[k] = math.type(v) == "integer" and v or (v:match("^%d+$") and math.tointeger(tonumber(v)) or v)
+    end
+  end
+  return out
+end
+
+local function schedule_skills(run, t_sha, f_sha)
+  run.deltas = run.deltas or {}
+  local id = t_sha .. "|" .. f_sha
+  if run.deltas[id] == nil then
+    local t, f = text_of(run, t_sha), text_of(run, f_sha)
+    local d = t and f and schedule_delta.pair(t, f, { kernel = run.w.kernel, params = run.w.params })
+    run.deltas[id] = d and d.explained and d or false
+  end
+  local d, out = run.deltas[id], {}
+  for _, p in ipairs(d and d.primitives or {}) do
+    if not p.removed then
+      out[#out + 1] = { skill = "schedule:" .. p.name, schedule = { family = p.name, params = name_free(p.params), delta = d.text } }
+    end
+  end
+  return out
+end
+
 -- The skills one judged simplification is evidence for.
 local function skills_of(run, r)
   local p = r.producer or {}
@@ -199,6 +237,9 @@ function M.folder(dir, opts)
     local judged = r.kind == "walk_step" or r.kind == "walk_evidence" or r.kind == "probe"
     local skills = judged and r.from and r.to and skills_of(run, r) or {}
     if #skills > 0 then
+      for _, s in ipairs(schedule_skills(run, r.to, r.from)) do skills[#skills + 1] = s end
+    end
+    if #skills > 0 then
       local before, after = facts_of(run, r.to, arch, r.params), facts_of(run, r.from, arch, r.params)
       if not before or not after then
         problems[#problems + 1] = { path = dir, message = string.format("%s %s: the kernels' facts could not be computed", r.kind, tostring(r.key)) }
@@ -206,7 +247,7 @@ function M.folder(dir, opts)
         local effect = r.effect or {}
         for _, s in ipairs(skills) do
           out[#out + 1] = {
-            skill = s.skill, transform = s.transform, params = s.params, site = s.site,
+            skill = s.skill, transform = s.transform, params = s.params, site = s.site, schedule = s.schedule,
             lineage = run.name, from = run.labels[r.to] or label_of(r.producer),
             to = run.labels[r.from] or r.from:sub(1, 12),
             outcome = outcome_of(r.verdict or "ok", effect), verdict = r.verdict or "ok",

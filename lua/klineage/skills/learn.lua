@@ -888,6 +888,46 @@ local function most_common_params(obs)
   return best and copy(first[best]) or nil
 end
 
+-- A schedule skill's parameter prior: each parameter's most common value
+-- among the helped observations (all of them where none helped), ties to
+-- the smaller; nil when no observation has one.
+local function schedule_params(obs, helped)
+  local from = {}
+  for _, r in ipairs(helped) do from[#from + 1] = r.obs end
+  if #from == 0 then from = obs end
+  local counts = {}
+  for _, o in ipairs(from) do
+    for k, v in pairs(o.schedule and o.schedule.params or {}) do
+      counts[k] = counts[k] or {}
+      counts[k][v] = (counts[k][v] or 0) + 1
+    end
+  end
+  local out
+  for k, by in pairs(counts) do
+    local best, n
+    for v, c in pairs(by) do
+      if not best or c > n or (c == n and tostring(v) < tostring(best)) then best, n = v, c end
+    end
+    out = out or {}
+    out[k] = best
+  end
+  return out
+end
+
+-- What a schedule family does, for records learned from schedule deltas.
+M.SCHEDULE_INTENTS = {
+  map = "map the output dimension with unit stride to threadIdx.x and choose the block shape, so a warp's global accesses coalesce",
+  coarsen = "compute several outputs a thread, so more independent loads are in flight",
+  vectorize = "access global memory as float2/float4: fewer, wider instructions",
+  split_reduce = "split a long reduction over a warp or a block an output, combined by shuffles and shared memory",
+  stage = "stage what the threads of a block share in shared memory: a contraction's tiles, a stencil's halo, a transpose's square",
+  register_tile = "compute a tile of outputs a thread in registers, each loaded operand reused across the tile",
+  unroll = "unroll a loop by a factor",
+  unflatten = "launch a multi-dimensional grid instead of dividing a flat index",
+  privatize = "accumulate a scatter in shared memory, one global atomic a bin and block",
+  scan = "replace a quadratic prefix loop by a block scan",
+}
+
 local function first_with(obs, field, prefer)
   if prefer and prefer[field] ~= nil then return prefer[field] end
   for _, o in ipairs(obs) do if o[field] ~= nil then return o[field] end end
@@ -927,8 +967,12 @@ function M.skill(id, observations, opts)
   local best = best_helped(obs)
   local transform = first_with(obs, "transform", best)
   local template = first_with(obs, "template", best)
+  local sched = first_with(obs, "schedule", best)
   local materialize
-  if transform then
+  if sched then
+    -- a prior over kir's schedule rows of the family, not a row of its own
+    materialize = { schedule = sched.family, params = schedule_params(obs, helped) }
+  elseif transform then
     materialize = { transform = transform,
                     params = M.transform_params(transform, best and copy(best.params) or most_common_params(obs)) }
   elseif template then
@@ -938,7 +982,8 @@ function M.skill(id, observations, opts)
   end
   local pattern
   local source = first_with(obs, "pattern", best)
-  if type(source) == "string" then pattern = { source = source }
+  if sched then pattern = { schedule = sched.family }
+  elseif type(source) == "string" then pattern = { source = source }
   elseif transform then pattern = { transform = transform }
   elseif template then
     -- An insertion hunk has no before text; until extraction gives it an
@@ -970,7 +1015,7 @@ function M.skill(id, observations, opts)
     id = (id:gsub(":", "-")),
     arch = arch,
     status = "learned",
-    intent = intent_of(transform, obs, opts),
+    intent = sched and M.SCHEDULE_INTENTS[sched.family] or intent_of(transform, obs, opts),
     materialize = materialize,
     pattern = pattern,
     preconditions = preconditions,

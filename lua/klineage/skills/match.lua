@@ -21,7 +21,8 @@
 --     rows go in the order of line, then skill id, then site.
 --
 -- A skill with pattern { transform = T } gives a row per apply site of T
--- in the kernel (transforms.sites). A skill with pattern { source = P }
+-- in the kernel (transforms.sites); one with pattern { schedule = FAMILY }
+-- none (it weighs kir's schedule rows of that family: search/schedules.lua). A skill with pattern { source = P }
 -- (a template) gives a row per match of P (klineage.pattern.match); its template
 -- is not applied here, so its "_after" facts are absent.
 --
@@ -197,7 +198,9 @@ function M.kernel(records, text, opts)
   }
   local rows = {}
   for _, r in ipairs(records) do
-    if r.pattern.transform then transform_rows(rows, r, ctx) else template_rows(rows, r, ctx) end
+    -- a schedule skill gives no row: it is a prior over kir's schedule rows (search/schedules.lua)
+    if r.pattern.transform then transform_rows(rows, r, ctx)
+    elseif not r.pattern.schedule then template_rows(rows, r, ctx) end
   end
   table.sort(rows, order)
   return rows

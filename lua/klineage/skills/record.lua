@@ -10,9 +10,12 @@
 --   status = "learned" | "transferred"
 --   intent = "one sentence"
 --   materialize = { transform = T [, params = { NAME = scalar }] }
+--              | { schedule = FAMILY [, params = { NAME = scalar }] }: a
+--                prior over kir's schedule rows of a primitive family
+--                (search/schedules.lua), params the values it saw pay
 --              | { template = { before = text, after = text } }
 --              | { llm = true [, example = { before = text, after = text }] }
---   pattern = { transform = T } | { source = "<pattern text>" }
+--   pattern = { transform = T } | { schedule = FAMILY } | { source = "<pattern text>" }
 --   preconditions = { condition... }   must hold for the skill to apply
 --   guards = { condition... }          block the skill when they hold
 --     condition = { fact, op, value [, why = text] [, source = "walk" | "probe"]
@@ -245,6 +248,10 @@ local function want_materialize(path, m)
     want_fields(path, m, { transform = true, params = false })
     want_transform_name(path .. ".transform", m.transform)
     if m.params ~= nil then want_params(path .. ".params", m.params) end
+  elseif m.schedule ~= nil then
+    want_fields(path, m, { schedule = true, params = false })
+    want_transform_name(path .. ".schedule", m.schedule)
+    if m.params ~= nil then want_params(path .. ".params", m.params) end
   elseif m.template ~= nil then
     want_fields(path, m, { template = true })
     want_before_after(path .. ".template", m.template)
@@ -253,7 +260,7 @@ local function want_materialize(path, m)
     if m.llm ~= true then bad(path .. ".llm", "must be true") end
     if m.example ~= nil then want_before_after(path .. ".example", m.example) end
   else
-    bad(path, "must be { transform = ... }, { template = ... } or { llm = true }")
+    bad(path, "must be { transform = ... }, { schedule = ... }, { template = ... } or { llm = true }")
   end
 end
 
@@ -262,11 +269,14 @@ local function want_pattern(path, p)
   if p.transform ~= nil then
     want_fields(path, p, { transform = true })
     want_transform_name(path .. ".transform", p.transform)
+  elseif p.schedule ~= nil then
+    want_fields(path, p, { schedule = true })
+    want_transform_name(path .. ".schedule", p.schedule)
   elseif p.source ~= nil then
     want_fields(path, p, { source = true })
     want_string(path .. ".source", p.source)
   else
-    bad(path, "must be { transform = T } or { source = pattern text }")
+    bad(path, "must be { transform = T }, { schedule = FAMILY } or { source = pattern text }")
   end
 end
 
