@@ -11,10 +11,14 @@
 --     byte by default; "tokens": the same tokens, spacing aside, less the
 --     tokens the transform says its undo keeps (t.undo_keeps);
 --   - where the unedited file compiles with NVRTC (sm_90; its own folder
---     searched for includes), the edited and the restored texts compile too.
--- A file NVRTC cannot compile as it is (host headers, configure-generated
--- headers, snippets compiled with defines) is counted and named; the text
--- checks above need no compiler and run on it all the same.
+--     searched for includes, then its package's options from
+--     tests/corpus/preludes/compile.txt), the edited and the restored texts
+--     compile too.
+-- A file NVRTC cannot compile even with its package's prelude is named with
+-- its first error, and its sites count as "compile not checked"; the text
+-- checks above need no compiler and run on it all the same. The output ends
+-- with the coverage per package and the lines corpus-files-compiled: N/M
+-- and corpus-sites-compile-checked: N/M.
 local transforms = require "klineage.transforms"
 local source = require "kl.source"
 local nvrtc = require "kl.nvrtc"
@@ -41,8 +45,50 @@ for line in io.lines(here .. "/../corpus/manifest.txt") do
   if pkg then files[#files + 1] = { pkg = pkg, path = path } end
 end
 
-local function compiles(text, name, dir)
-  local r, f = cache.compile(text, { arch = "sm_90", name = name, options = { "--include-path=" .. dir } })
+-- The NVRTC options of compile.txt: records "options PACKAGE SCOPE OPTION...",
+-- SCOPE being * (every file of the package), a file's path, or a folder's
+-- (ending in /). {preludes} is the preludes folder, {package} the
+-- package's folder in the corpus.
+local preludes = here .. "/../corpus/preludes"
+local option_records = {}
+for line in io.lines(preludes .. "/compile.txt") do
+  local pkg, scope, rest = line:match("^options (%S+) (%S+) (.+)$")
+  if pkg then
+    local list = {}
+    for o in rest:gmatch("%S+") do
+      list[#list + 1] = (o:gsub("{preludes}", preludes):gsub("{package}", root .. "/" .. pkg))
+    end
+    option_records[#option_records + 1] = { pkg = pkg, scope = scope, options = list }
+  elseif not line:match("^%s*#") and line:match("%S") then
+    error("compile.txt: not a record: " .. line)
+  end
+end
+
+local function is_dir(path)
+  local h = io.open(path .. "/.")
+  if h then h:close() end
+  return h ~= nil
+end
+
+-- One file's options: its own folder first, then the prelude folder's
+-- mirror of it (stand-ins for the headers beside the file, where there
+-- are any), then the records that name its package, in file order.
+local function compile_options(pkg, path)
+  local folder = path:match("^(.*)/") or ""
+  local options = { "--include-path=" .. root .. "/" .. pkg .. (folder ~= "" and "/" .. folder or "") }
+  local mirror = preludes .. "/" .. pkg .. (folder ~= "" and "/" .. folder or "")
+  if folder ~= "" and is_dir(mirror) then options[#options + 1] = "--include-path=" .. mirror end
+  for _, r in ipairs(option_records) do
+    if r.pkg == pkg and (r.scope == "*" or r.scope == path
+        or (r.scope:sub(-1) == "/" and path:sub(1, #r.scope) == r.scope)) then
+      for _, o in ipairs(r.options) do options[#options + 1] = o end
+    end
+  end
+  return options
+end
+
+local function compiles(text, name, options)
+  local r, f = cache.compile(text, { arch = "sm_90", name = name, options = options })
   if r then return true end
   return false, tostring(f and f.message or f)
 end
@@ -67,7 +113,18 @@ local function scope_of(unit)
 end
 
 local summary = { files = #files, compiled = 0, not_compiled = {}, sites = {}, total = 0, applied_ok = 0,
-                  restored = 0, tokens_restored = 0, file_scope = 0, failures = {} }
+                  restored = 0, tokens_restored = 0, file_scope = 0, failures = {}, packages = {}, package_order = {} }
+-- Per package: files compiled and in all, sites whose edits were compiled
+-- and in all.
+local function package_counts(pkg)
+  local c = summary.packages[pkg]
+  if not c then
+    c = { files = 0, compiled = 0, sites = 0, checked = 0 }
+    summary.packages[pkg] = c
+    summary.package_order[#summary.package_order + 1] = pkg
+  end
+  return c
+end
 local function count_site(name)
   summary.sites[name] = (summary.sites[name] or 0) + 1
   summary.total = summary.total + 1
@@ -78,7 +135,7 @@ local function failure(kind, where, message)
 end
 
 -- The problems at one site, appended to problems.
-local function check_site(site, text, name, dir, compiled, scope, problems)
+local function check_site(site, text, name, options, compiled, scope, problems)
   local where = string.format("%s:%d %s %s %s", name, site.line or 0, site.transform, site.direction, tostring(site.key))
   local kind = site.line and scope(site.line)
   if kind == "host" then
@@ -89,7 +146,7 @@ local function check_site(site, text, name, dir, compiled, scope, problems)
   local out, f = transforms.run(site, site.params)
   if not out then problems[#problems + 1] = failure("edit_failed", where, tostring(f and f.message or f)) return end
   if compiled then
-    local ok, why = compiles(out, name, dir)
+    local ok, why = compiles(out, name, options)
     if not ok then problems[#problems + 1] = failure("edit_does_not_compile", where, why) return end
   end
   summary.applied_ok = summary.applied_ok + 1
@@ -99,7 +156,7 @@ local function check_site(site, text, name, dir, compiled, scope, problems)
   local back, bf = transforms.run(back_site, site.direction == "undo" and site.params or back_site.params)
   if not back then problems[#problems + 1] = failure("inverse_failed", where, tostring(bf and bf.message or bf)) return end
   if compiled then
-    local ok, why = compiles(back, name, dir)
+    local ok, why = compiles(back, name, options)
     if not ok then problems[#problems + 1] = failure("inverse_does_not_compile", where, why) return end
   end
   if back ~= text then
@@ -132,17 +189,25 @@ describe("every transform at every site of the outside corpus", function()
     it(name, function()
       local file = root .. "/" .. name
       local text = assert(nvrtc.read_source(file))
-      local dir = file:match("^(.*)/")
-      local compiled, why = compiles(text, name, dir)
-      if compiled then summary.compiled = summary.compiled + 1
-      else summary.not_compiled[#summary.not_compiled + 1] = name .. ": " .. tostring(why):gsub("\n.*", "") end
+      local options = compile_options(e.pkg, e.path)
+      local compiled, why = compiles(text, name, options)
+      local counts = package_counts(e.pkg)
+      counts.files = counts.files + 1
+      if compiled then
+        summary.compiled = summary.compiled + 1
+        counts.compiled = counts.compiled + 1
+      else
+        summary.not_compiled[#summary.not_compiled + 1] = name .. ": " .. tostring(why):gsub("\n.*", "")
+      end
       local unit = source.parse(text)
       expect(tostring(unit)):equals(text)
       local scope = scope_of(unit)
       local problems = {}
       for _, site in ipairs(transforms.sites(unit)) do
         count_site(site.transform)
-        check_site(site, text, name, dir, compiled, scope, problems)
+        counts.sites = counts.sites + 1
+        if compiled then counts.checked = counts.checked + 1 end
+        check_site(site, text, name, options, compiled, scope, problems)
       end
       if #problems > 0 then fail("%d problem(s):\n%s", #problems, table.concat(problems, "\n")) end
     end)
@@ -150,7 +215,7 @@ describe("every transform at every site of the outside corpus", function()
 end)
 
 local out = io.stdout
-out:write(string.format("# corpus: %d files, %d compile with NVRTC as they are, %d do not (their sites get the text checks only)\n",
+out:write(string.format("# corpus: %d files, %d compile with NVRTC (with their package's prelude), %d do not (their sites get the text checks only)\n",
   summary.files, summary.compiled, #summary.not_compiled))
 for _, line in ipairs(summary.not_compiled) do out:write("#   not compiled: " .. line .. "\n") end
 local names = {}
@@ -165,3 +230,12 @@ local kinds = {}
 for k, n in pairs(summary.failures) do kinds[#kinds + 1] = k .. "=" .. n end
 table.sort(kinds)
 out:write("# failures by kind: " .. (#kinds > 0 and table.concat(kinds, " ") or "none") .. "\n")
+local files_compiled, files_all, sites_checked, sites_all = 0, 0, 0, 0
+for _, pkg in ipairs(summary.package_order) do
+  local c = summary.packages[pkg]
+  out:write(string.format("# %s: files compiled %d/%d, sites compile-checked %d/%d\n", pkg, c.compiled, c.files, c.checked, c.sites))
+  files_compiled, files_all = files_compiled + c.compiled, files_all + c.files
+  sites_checked, sites_all = sites_checked + c.checked, sites_all + c.sites
+end
+out:write(string.format("corpus-files-compiled: %d/%d\n", files_compiled, files_all))
+out:write(string.format("corpus-sites-compile-checked: %d/%d\n", sites_checked, sites_all))

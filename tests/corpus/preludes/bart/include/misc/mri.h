@@ -1,0 +1,1 @@
+// Stand-in for bart's misc/mri.h: the CUDA file defines what it declares.

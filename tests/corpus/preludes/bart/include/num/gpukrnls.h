@@ -1,0 +1,1 @@
+// Stand-in for bart's num/gpukrnls.h: the CUDA file defines what it declares.

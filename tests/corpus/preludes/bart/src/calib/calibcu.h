@@ -1,0 +1,1 @@
+// Stand-in for bart's calib/calibcu.h: the CUDA file defines what it declares.

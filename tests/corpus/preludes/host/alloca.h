@@ -1,0 +1,1 @@
+// Stand-in for <alloca.h>: see README.md.

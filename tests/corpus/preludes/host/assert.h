@@ -1,0 +1,1 @@
+// Stand-in for <assert.h>: see README.md.

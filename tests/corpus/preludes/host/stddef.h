@@ -1,0 +1,1 @@
+// Stand-in for <stddef.h>: see README.md.

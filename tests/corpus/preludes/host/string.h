@@ -1,0 +1,1 @@
+// Stand-in for <string.h>: see README.md.

@@ -1,0 +1,1 @@
+// Stand-in for <time.h>: see README.md.
