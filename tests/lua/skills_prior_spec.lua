@@ -9,12 +9,7 @@ local here = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
 local root = here .. "/../.."
 local shipped = root .. "/skills/sm_90"
 
-local function read(path)
-  local h = assert(io.open(path, "rb"))
-  local s = h:read("a")
-  h:close()
-  return s
-end
+local read = read_file -- the test runner's (klineage.cli.testing)
 
 local function lines_of(cmd)
   local out = {}
