@@ -16,6 +16,10 @@
 --   schedules.judged(state, row): forward.lua marks a row judged (or skipped
 --       unjudged), and no later step of the run offers its sequence again
 local kir = require "klineage.kir"
+local kir_schedule = require "klineage.kir.schedule"
+local describe = require "klineage.skills.describe"
+local learn = require "klineage.skills.learn"
+local record = require "klineage.skills.record"
 local rank = require "klineage.search.schedule_rank"
 local workload = require "klineage.workload"
 local annotations = require "klineage.workload.annotations"
@@ -102,16 +106,16 @@ M.PRIOR_WEIGHS_MEDIAN, M.PRIOR_WEIGHS_PARAMS = false, false
 function M.prior(state, node, added)
   local by = schedule_skills(state)
   if next(by) == nil then return { factor = 1, why = "no schedule skill", skills = {} } end
-  local learn = require "klineage.skills.learn"
-  local describe = require "klineage.skills.describe"
   local weight = require("klineage.search.skill_rows").CONFIDENCE_WEIGHT
-  local values = learn.values({ facts = state:facts(node), facts_after = {} })
+  state.prior_values = state.prior_values or {}
+  local values = state.prior_values[node.sha256] or learn.values({ facts = state:facts(node), facts_after = {} })
+  state.prior_values[node.sha256] = values
   local function known(c) return not tostring(c[1]):match("_after$") and values[c[1]] ~= nil end
   local factor, whys, ids = 1, {}, {}
-  for _, step in ipairs(require("klineage.kir.schedule").parse(added) or {}) do
+  for _, step in ipairs(kir_schedule.parse(added) or {}) do
     local r = by[step.name]
     if r then
-      local against, never = 0, require("klineage.skills.record").never_helped(r)
+      local against, never = 0, record.never_helped(r)
       if never and (r.confidence.lineages or 0) >= learn.BLOCK_LINEAGES then
         return nil, string.format("the skill %s is blocked: it never helped where measured, in %d lineages", r.id,
           r.confidence.lineages)
