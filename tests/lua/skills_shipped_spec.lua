@@ -87,7 +87,8 @@ describe("skills/sm_90", function()
       expect(#r.observations):at_least(2)
       -- the same evidence as the shipped record (which was learned again
       -- since, by a learner that refuses name-keyed facts: its conditions differ)
-      expect(#r.observations):equals(#by_id[r.id].observations)
+      -- (a template shipped then is no longer: its pattern matches no other lineage's kernel)
+      if by_id[r.id] then expect(#r.observations):equals(#by_id[r.id].observations) end
       -- and written again, it is the new layout: the observations beside it
       local lua, observations = assert(store.text(r))
       check(not lua:find("\n  observations = {\n    {", 1, true), "%s: written again in the old layout", r.id)
@@ -166,16 +167,22 @@ describe("skills/sm_90", function()
     end
     -- 2D blocktiling (sgemm v3 -> v4) lost at 1024^3 and paid at 4096^3
     expect(guard("register_blocking", "launch.blocks", "sgemm", "M=1024").source):equals("probe")
-    -- online softmax lost at 1024 and 8192 columns and won at 32768: said
-    -- by the kernel's roles, never by the spec's name for the columns
-    guard("template-softmax-v3_online", "role.*", "softmax")
-    -- Winograd lost at C = 3 (0.65x) and paid at C = 128, but its hunk
-    -- (a __forceinline__ helper) is no pattern the matcher reads: it is
-    -- not shipped (issue 33), since it could match no kernel
-    expect(by_id["template-conv2d-v8_winograd"]):is_nil()
-    -- the bfs queue lost on both graphs; raytrace's persistent threads did not pay on either scene
-    expect(require("klineage.skills.record").never_helped(by_id["template-bfs-v1_queue"])):equals(true)
-    expect(require("klineage.skills.record").never_helped(by_id["template-raytrace-v5_persistent"])):equals(true)
+    -- Winograd (its hunk a __forceinline__ helper no pattern reads), online
+    -- softmax, the bfs queue and raytrace's persistent threads are templates
+    -- of their lineage's spelling: not shipped (issue 33), since they could
+    -- match no other kernel
+    for _, id in ipairs({ "template-conv2d-v8_winograd", "template-softmax-v3_online", "template-bfs-v1_queue",
+                          "template-raytrace-v5_persistent" }) do
+      expect(by_id[id]):is_nil()
+    end
+    -- the bfs queue lost on both graphs: learned from its observations (as
+    -- the old layout's copy keeps them), it is blocked by that evidence
+    local queue = assert(store.load(OLD_LAYOUT))
+    for _, r in ipairs(queue) do
+      if r.id == "template-bfs-v1_queue" then
+        expect(require("klineage.skills.record").never_helped(learn.skill(r.id, r.observations))):equals(true)
+      end
+    end
     -- and every lineage gave at least one guard a measured failure: a
     -- slowdown, or a kernel the gate found wrong or refused
     local lineages = {}

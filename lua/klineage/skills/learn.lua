@@ -7,11 +7,14 @@
 --   learn.repository(observations, opts) -> { record... } sorted by id,
 --       one per distinct observation.skill, { { id, why }... } the records
 --       left out because learn.unusable says why
---   learn.unusable(record) -> why | nil: a template whose pattern does not
---       compile is not shipped
+--   learn.unusable(record [, opts]) -> why | nil: a template whose pattern
+--       does not compile, or (opts.elsewhere) matches no kernel of another
+--       lineage, is not shipped
 --     opts = { arch = "sm_90" (default: the observations' arch, else sm_90),
 --              intents = { [transform] = sentence } (default: the
---              transform's own intent, klineage.transforms) }
+--              transform's own intent, klineage.transforms),
+--              elsewhere = { { lineage, text }... } (the kernels a template
+--              must match one of beside its own lineage's) }
 --   learn.canonical(v) -> a text that is equal for equal plain values
 --       (keys sorted): merge dedupes by it, tests compare records with it
 --   learn.learnable(name) -> true when the fact may be a condition
@@ -1032,12 +1035,30 @@ end
 -- Why a learned record cannot be shipped, or nil: a pattern that does
 -- not compile matches no kernel (klineage.skills.match would block it on
 -- every kernel, with the parse error as its reason).
-function M.unusable(record)
+-- With opts.elsewhere (kernels of other lineages: { { lineage, text } }),
+-- a template whose pattern matches none of them outside its own
+-- lineages is not shipped either: it is its lineage's spelling, a test
+-- fixture, and could only ever fire on the kernel it came from.
+function M.unusable(record, opts)
   local source = record.pattern and record.pattern.source
   if not source then return nil end
-  local pat, f = require("klineage.pattern.match").compile(source)
-  if pat then return nil end
-  return "its pattern does not compile: " .. (tostring(f and f.message):gsub("\n.*", ""))
+  local pmatch = require "klineage.pattern.match"
+  local pat, f = pmatch.compile(source)
+  if not pat then return "its pattern does not compile: " .. (tostring(f and f.message):gsub("\n.*", "")) end
+  local elsewhere = opts and opts.elsewhere
+  if not elsewhere then return nil end
+  local own, read = {}, 0
+  for _, o in ipairs(record.observations or {}) do if o.lineage then own[o.lineage] = true end end
+  for _, k in ipairs(elsewhere) do
+    if not own[k.lineage] then
+      read = read + 1
+      k.unit = k.unit or pmatch.as_unit(k.text, k.lineage)
+      local ok, found = pcall(pmatch.find_all, { pat }, k.unit)
+      if ok and found and found[1] and #found[1] > 0 then return nil end
+    end
+  end
+  return string.format("its pattern matches none of the %d kernels of the other lineages: its own lineage's spelling, "
+    .. "a fixture there, not a transform elsewhere", read)
 end
 
 function M.repository(observations, opts)
@@ -1055,7 +1076,7 @@ function M.repository(observations, opts)
   local records, dropped = {}, {}
   for _, id in ipairs(ids) do
     local r = M.skill(id, groups[id], opts)
-    local why = M.unusable(r)
+    local why = M.unusable(r, opts)
     if why then dropped[#dropped + 1] = { id = r.id, why = why } else records[#records + 1] = r end
   end
   return records, dropped

@@ -178,6 +178,24 @@ local function transfer(a, dir)
   return write_out(a.out or default_dir(a.to), out_records, "transfer")
 end
 
+-- Every version of every shipped lineage, for the learner's check that a
+-- template matches some kernel beside its own lineage's.
+local function lineage_kernels()
+  local files, workload = require "klineage.base.files", require "klineage.workload"
+  local dir = (require("kl.host").home or ".") .. "/gpu/workloads"
+  local names = require("kl.fs").list(dir) or {}
+  table.sort(names)
+  local out = {}
+  for _, name in ipairs(names) do
+    local w = files.regular(dir .. "/" .. name .. "/workload.lua") and workload.load(dir .. "/" .. name .. "/workload.lua")
+    for _, file in ipairs(w and w.lineage or {}) do
+      local text = files.read_text(w.dir .. "/" .. file)
+      if text then out[#out + 1] = { lineage = name, text = text } end
+    end
+  end
+  return out
+end
+
 -- The repository learned from walk journals (run folders), written whole.
 local function learn(a)
   local dirs = table.move(a.positional, 2, #a.positional, 1, {})
@@ -192,7 +210,8 @@ local function learn(a)
   for _, p in ipairs(problems) do
     io.stderr:write(string.format("skipped: %s: %s\n", files.display(p.path), require("klineage.base.term").text(p.message)))
   end
-  local records, dropped = require("klineage.skills.learn").repository(observations, { arch = arch })
+  local records, dropped = require("klineage.skills.learn").repository(observations, { arch = arch,
+                                                                                     elsewhere = lineage_kernels() })
   for _, d in ipairs(dropped) do io.stderr:write(string.format("not shipped: %s: %s\n", d.id, d.why)) end
   io.stderr:write(string.format("%d observations from %d run folders: %d skills\n", #observations, #dirs, #records))
   return write_out(a.out, records, "learn")
