@@ -13,6 +13,9 @@
 --   schedules.rows(state, node, { depth = 2, limit = 40 }) -> rows
 --   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence),
 --               origin (the sha256 of the node root was lifted from) }
+--   row.prior = schedules.prior(...): the schedule skills' weight of the row
+--       (a family a blocking condition speaks against is not offered: a
+--       skipped decision says which condition)
 --   schedules.judged(state, row): forward.lua marks a row judged (or skipped
 --       unjudged), and no later step of the run offers its sequence again
 local kir = require "klineage.kir"
