@@ -164,11 +164,6 @@ local function label_of(p)
   return string.format("undo %s %s", tostring(p.name), tostring(p.edit or ""))
 end
 
--- The kernel-IR schedule families a judged step moved along (T to F), by
--- the schedule signatures of its two kernels (klineage.facts.schedule_delta):
--- one skill "schedule:FAMILY" a primitive of an explained delta, with the
--- primitive's parameters. A step the signature cannot account for whole
--- names none: its evidence would be a family's only in part.
 -- A primitive's parameters as a prior can hold them on another kernel:
 -- numbers and block shapes ("32x8"), never a name the kernel chose (an
 -- operand, an axis).
@@ -182,6 +177,11 @@ local function name_free(params)
   return out
 end
 
+-- The kernel-IR schedule families a judged step moved along (T to F), by
+-- the schedule signatures of its two kernels (klineage.facts.schedule_delta):
+-- one skill "schedule:FAMILY" a primitive of an explained delta, with the
+-- primitive's name-free parameters. A step the signature cannot account
+-- for whole names none: its evidence would be a family's only in part.
 local function schedule_skills(run, t_sha, f_sha)
   run.deltas = run.deltas or {}
   local id = t_sha .. "|" .. f_sha

@@ -324,7 +324,8 @@ verbs:
                         folders (their journals: every judged
                         simplification, inverted, and every probe, its
                         facts computed again), written whole to D; a
-                        template whose pattern does not compile is left
+                        template whose pattern does not compile, or
+                        matches no kernel of another lineage, is left
                         out, and said
   probe WORKLOAD...     the skills applied forward where the walks did not
                         judge them, into run folders probe-<name>-<backend>
