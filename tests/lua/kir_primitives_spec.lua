@@ -61,6 +61,11 @@ local LEGAL = {
   { "scan_rows", "scan(block=128)", "__shfl_up_sync", "one block of 128 a row" },
   { "histogram", "privatize(items=8)", "__shared__ unsigned int priv_[256];", "integer updates commute exactly" },
   { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
+  -- a register tile's points staged per step: the rows one block apart
+  { "matmul_abt", "register_tile(2,2) stage()", "int gn_1_ = blockIdx.x * (TILE * 2) + ln0__ + 1 * TILE;",
+    "B[n_1 * K + k] (shared by the threads along m0_)", "sample" },
+  -- B[k * N + col] is loaded along col, its unit stride, not along k
+  { "sgemm/v0_naive.cu", "register_tile(4,4) stage(tile=16)", "const int kk_ = e_ / BLOCK_DIM;", "16 accumulators" },
   { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
   { "pairwise_dist", "stage(X,Y,tile=8)", "__syncthreads();", "order of the sum is unchanged" },
   { "nbody", "map(block=128) stage(tile=64)", "smass_4[j - t0_]", "mass[j] (shared by the threads along i)" },

@@ -83,12 +83,15 @@ function M.apply(k, p)
     return raw
   end
   local live_of = {}
+  -- each point's clamped coordinate, for stage: name -> axis dim and step
+  local points = {}
   for i = 0, tm - 1 do
     local raw = coord(y0, ax_y, i)
     local name = ax_y.name .. "_" .. i
     body[#body + 1] = { s = "let", type = ax_y.type, name = name, init = { k = "tern", c = ir.bin("<", ir.copy(raw), ir.copy(ax_y.extent)),
       a = raw, b = ir.bin("-", ir.copy(ax_y.extent), ir.num(1)) } }
     live_of["y" .. i] = ir.bin("<", ir.copy(raw), ir.copy(ax_y.extent))
+    points[name] = { dim = "y", step = i }
   end
   for j = 0, tn - 1 do
     local raw = coord(x0, ax_x, j)
@@ -96,6 +99,7 @@ function M.apply(k, p)
     body[#body + 1] = { s = "let", type = ax_x.type, name = name, init = { k = "tern", c = ir.bin("<", ir.copy(raw), ir.copy(ax_x.extent)),
       a = raw, b = ir.bin("-", ir.copy(ax_x.extent), ir.num(1)) } }
     live_of["x" .. j] = ir.bin("<", ir.copy(raw), ir.copy(ax_x.extent))
+    points[name] = { dim = "x", step = j }
   end
   local before, after = {}, {}
   for i = 1, at - 1 do before[#before + 1] = out.body[i] end
@@ -137,11 +141,13 @@ function M.apply(k, p)
     if ax.cast then bid = { k = "cast", type = ax.cast, a = bid } end
     ax.expr = ir.bin("+", ir.bin("*", bid, ir.bin("*", ir.copy(ax.block), ir.num(t))), ir.member("threadIdx", ax.dim))
     ax.name = base
+    ax.tile = t
     ax.per_block_ann = geometry.simple(ax.threads_ann) .. " * " .. t
   end
   local ok, why = geometry.relaunch(out)
   if not ok then return nil, why end
   out.schedule.register_tile = { tm, tn }
+  out.schedule.tile_points = points
   out.applied[#out.applied + 1] = "register_tile"
   return out, string.format("legal: %d x %d points a thread (%s by %s), one pass of the loop over %s with %d accumulators; each point keeps its own sum in its own order (no reassociation); points past the bounds read clamped coordinates and store nothing",
     tm, tn, ny, nx, loop.var, tm * tn)

@@ -17,6 +17,7 @@
 -- block= parameter asks for it alone).
 local ir = require "klineage.kir.ir"
 local analysis = require "klineage.kir.analysis"
+local poly = require "klineage.kir.poly"
 
 local M = { name = "stage" }
 
@@ -24,6 +25,13 @@ local V0, E, KK, LIVE = "t0_", "e_", "kk_", "live_"
 
 local function zero_of(type_)
   return { k = "cast", type = type_:gsub("^const%s+", ""), a = ir.num(0) }
+end
+
+-- Whether idx walks memory with stride 1 along name.
+local function unit_stride(idx, name)
+  local p = poly.of(idx)
+  local coef = p and poly.split(p, name)
+  return coef ~= nil and coef[""] == 1 and next(coef, next(coef)) == nil
 end
 
 -- The loop's loads that are read unconditionally, with their path.
@@ -59,8 +67,12 @@ function M.apply(k, p)
   for _, s in ipairs(out.uniform) do uniform[s.name] = true end
   local params = {}
   for _, prm in ipairs(out.params) do params[prm.name] = prm end
+  -- a register tile's points (register_tile): each clamped coordinate is
+  -- its axis one block further per step, kept a name so that its loads
+  -- are staged per step
+  local tile_points = k.schedule.tile_points or {}
   local defs = {}
-  for name, e in pairs(cx.defs) do if not uniform[name] then defs[name] = e end end
+  for name, e in pairs(cx.defs) do if not uniform[name] and not tile_points[name] then defs[name] = e end end
   cx = { defs = defs }
 
   -- the loop: the first top-level reduction
@@ -84,7 +96,7 @@ function M.apply(k, p)
   local threaded = {}
   for _, ax in ipairs(out.axes) do
     if ax.block then
-      if ax.expr then return nil, ax.name .. " is not blockIdx * B + threadIdx" end
+      if ax.expr and not ax.tile then return nil, ax.name .. " is not blockIdx * B + threadIdx" end
       local b = ax.block
       if not (b.k == "num" or (b.k == "var" and not params[b.name])) then
         return nil, "the block size of " .. ax.name .. " (" .. ir.text(b) .. ") is not a compile-time constant: map first"
@@ -97,7 +109,7 @@ function M.apply(k, p)
   for _ in pairs(threaded) do n_threaded = n_threaded + 1 end
   for _, bound in ipairs({ loop.lo, loop.hi }) do
     for name in pairs(ir.vars(M.inline_all(bound, cx))) do
-      if threaded[name] or cx.defs[name] then
+      if threaded[name] or cx.defs[name] or tile_points[name] then
         return nil, "the loop's bounds depend on " .. name .. ": threads of a block would disagree on the trip count"
       end
     end
@@ -123,10 +135,15 @@ function M.apply(k, p)
     local key = ir.text(full)
     if array and params[array] and (not next(want) or want[array]) and not seen[key] then
       seen[key] = true
-      local deps, why = {}, nil
+      local deps, why, on = {}, nil, {}
       local vars = ir.vars(full)
       for name in pairs(vars) do
-        if threaded[name] then deps[#deps + 1] = threaded[name]
+        local tp = tile_points[name]
+        local ax = threaded[name] or (tp and ir.axis_on(out, tp.dim))
+        if ax then
+          if on[ax.dim] then why = "reads two points of the register tile along " .. ax.dim end
+          on[ax.dim] = true
+          deps[#deps + 1] = { ax = ax, name = name, step = tp and tp.step or 0 }
         elseif name ~= loop.var and not params[name] and not uniform[name] and not ir.axis(out, name) then
           why = "reads " .. name .. ", which only its own thread knows"
         end
@@ -139,8 +156,12 @@ function M.apply(k, p)
       end
       if why then skipped[#skipped + 1] = ir.text(l.expr) .. " " .. why
       else
-        table.sort(deps, function(x, y) return x.dim > y.dim end)
-        picks[#picks + 1] = { load = l.expr, full = full, array = array, deps = deps, elem = params[array].base }
+        table.sort(deps, function(x, y) return x.ax.dim > y.ax.dim end)
+        -- the tile is loaded along the operand's unit stride: its rows
+        -- along the loop, else along its one threaded axis
+        local along_axis = #deps == 1 and not unit_stride(full.idx, loop.var) and unit_stride(full.idx, deps[1].name)
+        picks[#picks + 1] = { load = l.expr, full = full, array = array, deps = deps, elem = params[array].base,
+                              along_axis = along_axis }
       end
     end
   end
@@ -157,41 +178,49 @@ function M.apply(k, p)
     local name = "s" .. pk.array .. "_" .. n
     local dims, pad = {}, false
     for _, d in ipairs(pk.deps) do
-      dims[#dims + 1] = ir.text(d.block)
-      if d.dim == "x" then pad = true end
+      dims[#dims + 1] = ir.text(d.ax.block)
+      if d.ax.dim == "x" then pad = true end
     end
     -- a tile row read across threadIdx.x is padded: no bank conflicts
     dims[#dims + 1] = tostring(pad and tile + 1 or tile)
     pre[#pre + 1] = { s = "raw", text = "__shared__ " .. pk.elem .. " " .. name .. "[" .. table.concat(dims, "][") .. "];", writes = {} }
     local size = ir.num(tile)
-    for _, d in ipairs(pk.deps) do size = ir.bin("*", ir.copy(d.block), size) end
-    -- decode e_ into (local coordinates..., kk_)
-    local body = { { s = "let", type = "const int", name = KK, init = ir.bin("%", ir.var(E), ir.num(tile)) } }
-    local rest = ir.bin("/", ir.var(E), ir.num(tile))
+    for _, d in ipairs(pk.deps) do size = ir.bin("*", ir.copy(d.ax.block), size) end
+    -- decode e_ into (local coordinates..., kk_), the unit stride fastest
+    local body, rest = {}, ir.var(E)
+    if pk.along_axis then
+      local b = pk.deps[1].ax.block
+      body[1] = { s = "let", type = "const int", name = KK, init = ir.bin("/", ir.var(E), ir.copy(b)) }
+      rest = ir.bin("%", ir.var(E), ir.copy(b))
+    else
+      body[1] = { s = "let", type = "const int", name = KK, init = ir.bin("%", ir.var(E), ir.num(tile)) }
+      rest = ir.bin("/", ir.var(E), ir.num(tile))
+    end
     local by, inside = {}, ir.bin("<", ir.bin("+", ir.var(V0), ir.var(KK)), ir.copy(loop.hi))
     for i = #pk.deps, 1, -1 do
-      local d = pk.deps[i]
-      local l = "l" .. d.name .. "_"
-      body[#body + 1] = { s = "let", type = "const int", name = l, init = i > 1 and ir.bin("%", ir.copy(rest), ir.copy(d.block)) or ir.copy(rest) }
-      rest = ir.bin("/", rest, ir.copy(d.block))
+      local d, ax = pk.deps[i], pk.deps[i].ax
+      local l = "l" .. ax.name .. "_"
+      body[#body + 1] = { s = "let", type = "const int", name = l, init = i > 1 and ir.bin("%", ir.copy(rest), ir.copy(ax.block)) or ir.copy(rest) }
+      rest = ir.bin("/", rest, ir.copy(ax.block))
       local g = "g" .. d.name .. "_"
-      local gexpr = ir.map(require("klineage.kir.emit").axis_expr(d), function(x)
+      local gexpr = ir.map(require("klineage.kir.emit").axis_expr(ax), function(x)
         if x.k == "member" and x.obj.k == "var" and x.obj.name == "threadIdx" then return ir.var(l) end
       end)
-      body[#body + 1] = { s = "let", type = d.type, name = g, init = gexpr }
+      if d.step > 0 then gexpr = ir.bin("+", gexpr, ir.bin("*", ir.num(d.step), ir.copy(ax.block))) end
+      body[#body + 1] = { s = "let", type = ax.type, name = g, init = gexpr }
       by[d.name] = ir.var(g)
-      inside = ir.bin("&&", ir.bin("<", ir.var(g), ir.copy(d.extent)), inside)
+      inside = ir.bin("&&", ir.bin("<", ir.var(g), ir.copy(ax.extent)), inside)
     end
     by[v] = ir.bin("+", ir.var(V0), ir.var(KK))
     local src = ir.subst(pk.full, by)
     local target = ir.var(name)
-    for _, d in ipairs(pk.deps) do target = ir.index(target, ir.var("l" .. d.name .. "_")) end
+    for _, d in ipairs(pk.deps) do target = ir.index(target, ir.var("l" .. d.ax.name .. "_")) end
     target = ir.index(target, ir.var(KK))
     body[#body + 1] = { s = "assign", lhs = target, op = "=", rhs = { k = "tern", c = inside, a = src, b = zero_of(pk.elem) } }
     tile_loads[#tile_loads + 1] = { s = "for", init = { s = "let", type = "int", name = E, init = ir.var(tid) },
       cond = ir.bin("<", ir.var(E), size), step = { s = "assign", lhs = ir.var(E), op = "+=", rhs = ir.copy(nthreads) }, body = body }
     local own = ir.var(name)
-    for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.dim)) end
+    for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.ax.dim)) end
     repl[ir.text(pk.load)] = ir.index(own, ir.bin("-", ir.var(v), ir.var(V0)))
   end
 
@@ -244,7 +273,7 @@ function M.apply(k, p)
     local reuse = {}
     for n, ax in pairs(threaded) do
       local dep = false
-      for _, d in ipairs(pk.deps) do if d == ax then dep = true end end
+      for _, d in ipairs(pk.deps) do if d.ax == ax then dep = true end end
       if not dep then reuse[#reuse + 1] = n end
     end
     table.sort(reuse)
