@@ -64,6 +64,10 @@ local LEGAL = {
   -- a register tile's points staged per step: the rows one block apart
   { "matmul_abt", "register_tile(2,2) stage()", "int gn_1_ = blockIdx.x * (TILE * 2) + ln0__ + 1 * TILE;",
     "B[n_1 * K + k] (shared by the threads along m0_)", "sample" },
+  -- double buffering: the next tile through registers into the other stage
+  { "matmul_abt", "register_tile(2,2) stage(buffers=2,tile=16)", "sA_1[buf_ ^ 1][lm0__][kk_] = pA_1[u_];",
+    "in two stages", "sample" },
+  { "pairwise_dist", "stage(buffers=2,tile=8)", "int buf_ = 0;", "one barrier a tile" },
   -- B[k * N + col] is loaded along col, its unit stride, not along k
   { "sgemm/v0_naive.cu", "register_tile(4,4) stage(tile=16)", "const int kk_ = e_ / BLOCK_DIM;", "16 accumulators" },
   { "gemv", "stage()", "sx_1[j - t0_]", "not staged: A[" },
@@ -221,6 +225,8 @@ local ILLEGAL = {
   { "gemv", "coarsen(2) split_reduce(warp)", "coarsen goes last" },
   { "segmented_scan", "unroll(4)", "no constant-step loop" },
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
+  { "jacobi2d", "stage(buffers=2)", "has no reduction loop" },
+  { "matmul_abt", "stage(buffers=3)", "buffers=1 or buffers=2" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
   { "gemv", "stage(A)", "no reuse" },
   { "scan_rows", "unflatten()", "no top digit" },

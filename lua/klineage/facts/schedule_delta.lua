@@ -136,6 +136,19 @@ local function tile_of(dims)
   return math.tointeger(t)
 end
 
+-- stage(buffers=2) for a change, merged into the delta's stage if it has one.
+local function double_buffered(d, c, gone)
+  for _, x in ipairs(d.primitives) do
+    if x.name == "stage" and x.removed == gone then
+      x.params.buffers = 2
+      x.text = (gone and "-" or "") .. params_text("stage", x.params)
+      x.because[#x.because + 1] = c.feature
+      return d:account(c, x.text)
+    end
+  end
+  d:account(c, d:use("stage", { buffers = 2 }, c.feature, gone))
+end
+
 -- Feature rules, in three passes: primitives the changes name directly,
 -- then changes any of the delta's primitives account for, then what is left.
 local DRIVERS = {
@@ -180,6 +193,15 @@ local DRIVERS = {
       if x.name == "stage" and not x.removed then x.because[#x.because + 1] = c.feature; return d:account(c, x.text) end
     end
     d:account(c, d:use("stage", { p, tile = tile_of(d.new.features["stage." .. p]) }, c.feature, not c.after))
+  end },
+  -- kir's stage(buffers=2) keeps two stages of each tile and issues the
+  -- next tile's loads into registers a trip ahead: double buffering and
+  -- register prefetch both
+  { "^stage%.[^.]+%.buffers$", function(d, c) double_buffered(d, c, c.after == nil) end },
+  { "^pipeline$", function(d, c)
+    local add = added(c.before, c.after)
+    if #add > 0 then return double_buffered(d, c, false) end
+    double_buffered(d, c, true)
   end },
   { "^registers%.acc$", function(d, c)
     if c.after then
@@ -318,12 +340,6 @@ local DEPENDENTS = {
 }
 
 local REFUSED = {
-  { "^pipeline$", function(c)
-    local s = set_of(c.after or c.before)
-    if s["double-buffer"] then return "double buffering (two shared-memory stages, the next tile loaded during this one): no primitive" end
-    return "loads issued one trip ahead into registers (prefetch): no primitive"
-  end },
-  { "^stage%.[^.]+%.buffers$", function() return "double buffering: no primitive" end },
   { "^shared%.exchange$", function(c)
     return "threads exchange computed values through shared memory: no primitive"
   end },

@@ -10,7 +10,7 @@
 --   - alternatives (row.instead = the node's sequence): the unscheduled
 --     kernel's other sequences, other parameters or other primitives, so
 --     that a search that took a schedule can still measure its neighbours.
---   schedules.rows(state, node, { depth = 2, limit = 40 }) -> rows
+--   schedules.rows(state, node, { depth = 2, limit = 100 }) -> rows
 --   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence),
 --               origin (the sha256 of the node root was lifted from) }
 --   row.prior = schedules.prior(...): the schedule skills' weight of the row
@@ -29,7 +29,7 @@ local annotations = require "klineage.workload.annotations"
 
 local M = {}
 
-M.DEPTH, M.LIMIT = 2, 40
+M.DEPTH, M.LIMIT = 2, 100
 
 -- The timed device's SM count (the model's parallelism); the arch's
 -- reference device where nothing is timed.

@@ -18,10 +18,11 @@
 local ir = require "klineage.kir.ir"
 local analysis = require "klineage.kir.analysis"
 local poly = require "klineage.kir.poly"
+local geometry = require "klineage.kir.geometry"
 
 local M = { name = "stage" }
 
-local V0, E, KK, LIVE = "t0_", "e_", "kk_", "live_"
+local V0, E, KK, LIVE, BUF, NEXT = "t0_", "e_", "kk_", "live_", "buf_", "next_"
 
 local function zero_of(type_)
   return { k = "cast", type = type_:gsub("^const%s+", ""), a = ir.num(0) }
@@ -60,6 +61,8 @@ function M.apply(k, p)
   end
   local tile = p.tile or 32
   if type(tile) ~= "number" or tile < 4 or tile > 256 then return nil, "a tile of 4 to 256 iterations" end
+  local buffers = p.buffers or 1
+  if buffers ~= 1 and buffers ~= 2 then return nil, "buffers=1 or buffers=2 (double buffering)" end
   local out = ir.clone(k)
   local a = analysis.analyze(out)
   local cx = analysis.context(out)
@@ -84,6 +87,7 @@ function M.apply(k, p)
   -- else the exchange form (a transposed operand through a shared square);
   -- a block shape is the exchange's alone
   if not loop then
+    if p.buffers then return nil, "buffers= stages a reduction loop's tiles, and this kernel has no reduction loop" end
     local exchange = require "klineage.kir.primitives.stage_exchange"
     if p.block then return exchange.apply(k, p, out) end
     local nk, why = require("klineage.kir.primitives.stage_halo").apply(k, p, out)
@@ -172,7 +176,12 @@ function M.apply(k, p)
   -- shared tiles and the cooperative load
   local v, tid = loop.var, "tid_"
   local tid_e, nthreads = ir.block_linear_thread(out)
+  local threads_n = geometry.value(out, ir.text(nthreads))
+  if buffers == 2 and not threads_n then return nil, "two stages need the block's thread count known when compiling" end
   local pre, tile_loads, repl = {}, {}, {}
+  -- buffers=2: the prologue's loads, the next tile's loads into registers
+  -- before the math, and their stores into the other stage after it
+  local prologue, prefetch, store_next, registers = {}, {}, {}, {}
   pre[#pre + 1] = { s = "let", type = "const int", name = tid, init = tid_e }
   for n, pk in ipairs(picks) do
     local name = "s" .. pk.array .. "_" .. n
@@ -183,43 +192,84 @@ function M.apply(k, p)
     end
     -- a tile row read across threadIdx.x is padded: no bank conflicts
     dims[#dims + 1] = tostring(pad and tile + 1 or tile)
-    pre[#pre + 1] = { s = "raw", text = "__shared__ " .. pk.elem .. " " .. name .. "[" .. table.concat(dims, "][") .. "];", writes = {} }
+    pre[#pre + 1] = { s = "raw", text = "__shared__ " .. pk.elem .. " " .. name .. (buffers == 2 and "[2][" or "[") ..
+      table.concat(dims, "][") .. "];", writes = {} }
     local size = ir.num(tile)
     for _, d in ipairs(pk.deps) do size = ir.bin("*", ir.copy(d.ax.block), size) end
-    -- decode e_ into (local coordinates..., kk_), the unit stride fastest
-    local body, rest = {}, ir.var(E)
+    -- decode e_ into (local coordinates..., kk_), the unit stride fastest;
+    -- then the element's global coordinates and value at the tile t0_
+    local decode, values, rest = {}, {}, ir.var(E)
     if pk.along_axis then
       local b = pk.deps[1].ax.block
-      body[1] = { s = "let", type = "const int", name = KK, init = ir.bin("/", ir.var(E), ir.copy(b)) }
+      decode[1] = { s = "let", type = "const int", name = KK, init = ir.bin("/", ir.var(E), ir.copy(b)) }
       rest = ir.bin("%", ir.var(E), ir.copy(b))
     else
-      body[1] = { s = "let", type = "const int", name = KK, init = ir.bin("%", ir.var(E), ir.num(tile)) }
+      decode[1] = { s = "let", type = "const int", name = KK, init = ir.bin("%", ir.var(E), ir.num(tile)) }
       rest = ir.bin("/", ir.var(E), ir.num(tile))
     end
     local by, inside = {}, ir.bin("<", ir.bin("+", ir.var(V0), ir.var(KK)), ir.copy(loop.hi))
     for i = #pk.deps, 1, -1 do
       local d, ax = pk.deps[i], pk.deps[i].ax
       local l = "l" .. ax.name .. "_"
-      body[#body + 1] = { s = "let", type = "const int", name = l, init = i > 1 and ir.bin("%", ir.copy(rest), ir.copy(ax.block)) or ir.copy(rest) }
+      decode[#decode + 1] = { s = "let", type = "const int", name = l, init = i > 1 and ir.bin("%", ir.copy(rest), ir.copy(ax.block)) or ir.copy(rest) }
       rest = ir.bin("/", rest, ir.copy(ax.block))
       local g = "g" .. d.name .. "_"
       local gexpr = ir.map(require("klineage.kir.emit").axis_expr(ax), function(x)
         if x.k == "member" and x.obj.k == "var" and x.obj.name == "threadIdx" then return ir.var(l) end
       end)
       if d.step > 0 then gexpr = ir.bin("+", gexpr, ir.bin("*", ir.num(d.step), ir.copy(ax.block))) end
-      body[#body + 1] = { s = "let", type = ax.type, name = g, init = gexpr }
+      values[#values + 1] = { s = "let", type = ax.type, name = g, init = gexpr }
       by[d.name] = ir.var(g)
       inside = ir.bin("&&", ir.bin("<", ir.var(g), ir.copy(ax.extent)), inside)
     end
     by[v] = ir.bin("+", ir.var(V0), ir.var(KK))
-    local src = ir.subst(pk.full, by)
-    local target = ir.var(name)
-    for _, d in ipairs(pk.deps) do target = ir.index(target, ir.var("l" .. d.ax.name .. "_")) end
-    target = ir.index(target, ir.var(KK))
-    body[#body + 1] = { s = "assign", lhs = target, op = "=", rhs = { k = "tern", c = inside, a = src, b = zero_of(pk.elem) } }
-    tile_loads[#tile_loads + 1] = { s = "for", init = { s = "let", type = "int", name = E, init = ir.var(tid) },
-      cond = ir.bin("<", ir.var(E), size), step = { s = "assign", lhs = ir.var(E), op = "+=", rhs = ir.copy(nthreads) }, body = body }
+    local value = { k = "tern", c = inside, a = ir.subst(pk.full, by), b = zero_of(pk.elem) }
+    local function element(stage_e)
+      local t = ir.var(name)
+      if stage_e then t = ir.index(t, stage_e) end
+      for _, d in ipairs(pk.deps) do t = ir.index(t, ir.var("l" .. d.ax.name .. "_")) end
+      return ir.index(t, ir.var(KK))
+    end
+    local function strided(body)
+      return { s = "for", init = { s = "let", type = "int", name = E, init = ir.var(tid) },
+        cond = ir.bin("<", ir.var(E), size), step = { s = "assign", lhs = ir.var(E), op = "+=", rhs = ir.copy(nthreads) }, body = body }
+    end
+    local function join(...)
+      local all = {}
+      for _, list in ipairs({ ... }) do for _, x in ipairs(list) do all[#all + 1] = x end end
+      return all
+    end
     local own = ir.var(name)
+    if buffers == 2 then
+      local size_n = geometry.value(out, ir.text(size))
+      if not size_n then return nil, "two stages need the tile's size known when compiling" end
+      local count = (size_n + threads_n - 1) // threads_n
+      local reg = "p" .. pk.array .. "_" .. n
+      registers[#registers + 1] = { s = "raw", text = pk.elem .. " " .. reg .. "[" .. count .. "];", writes = {} }
+      local first = ir.subst_stmts(values, { [V0] = ir.copy(loop.lo) })
+      prologue[#prologue + 1] = strided(join(ir.copy_stmts(decode), first,
+        { { s = "assign", lhs = element(ir.num(0)), op = "=", rhs = ir.subst(value, { [V0] = ir.copy(loop.lo) }) } }))
+      -- the u_-th element a thread moves: e_ = tid_ + u_ * threads
+      local function each(body)
+        return { { s = "pragma", text = "#pragma unroll" },
+          { s = "for", init = { s = "let", type = "int", name = "u_", init = ir.num(0) }, cond = ir.bin("<", ir.var("u_"), ir.num(count)),
+            step = { s = "assign", lhs = ir.var("u_"), op = "++" },
+            body = { { s = "let", type = "const int", name = E, init = ir.bin("+", ir.var(tid), ir.bin("*", ir.var("u_"), ir.copy(nthreads))) },
+              { s = "if", cond = ir.bin("<", ir.var(E), ir.copy(size)), then_ = body } } } }
+      end
+      local ahead = { [V0] = ir.bin("+", ir.var(V0), ir.num(tile)) }
+      for _, st in ipairs(each(join(ir.copy_stmts(decode), ir.subst_stmts(values, ahead),
+        { { s = "assign", lhs = ir.index(ir.var(reg), ir.var("u_")), op = "=", rhs = ir.subst(value, ahead) } }))) do
+        prefetch[#prefetch + 1] = st
+      end
+      for _, st in ipairs(each(join(ir.copy_stmts(decode),
+        { { s = "assign", lhs = element(ir.bin("^", ir.var(BUF), ir.num(1))), op = "=", rhs = ir.index(ir.var(reg), ir.var("u_")) } }))) do
+        store_next[#store_next + 1] = st
+      end
+      own = ir.index(own, ir.var(BUF))
+    else
+      tile_loads[#tile_loads + 1] = strided(join(decode, values, { { s = "assign", lhs = element(nil), op = "=", rhs = value } }))
+    end
     for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.ax.dim)) end
     repl[ir.text(pk.load)] = ir.index(own, ir.bin("-", ir.var(v), ir.var(V0)))
   end
@@ -235,10 +285,23 @@ function M.apply(k, p)
   local tiles = { s = "for", init = { s = "let", type = loop.stmt.init.type, name = V0, init = ir.copy(loop.lo) },
     cond = ir.bin("<", ir.var(V0), ir.copy(loop.hi)), step = { s = "assign", lhs = ir.var(V0), op = "+=", rhs = ir.num(tile) },
     body = {} }
-  for _, t in ipairs(tile_loads) do tiles.body[#tiles.body + 1] = t end
-  tiles.body[#tiles.body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
-  tiles.body[#tiles.body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { compute } }
-  tiles.body[#tiles.body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+  local sync = function() return { s = "expr", e = ir.call("__syncthreads", {}) } end
+  if buffers == 2 then
+    -- one barrier a tile: the stage written after the math was last read
+    -- before the previous tile's barrier
+    local next_ = ir.bin("<", ir.bin("+", ir.var(V0), ir.num(tile)), ir.copy(loop.hi))
+    tiles.body = { { s = "let", type = "const bool", name = NEXT, init = next_ },
+      { s = "if", cond = ir.var(NEXT), then_ = prefetch },
+      { s = "if", cond = ir.var(LIVE), then_ = { compute } },
+      { s = "if", cond = ir.var(NEXT), then_ = store_next },
+      sync(),
+      { s = "assign", lhs = ir.var(BUF), op = "^=", rhs = ir.num(1) } }
+  else
+    for _, t in ipairs(tile_loads) do tiles.body[#tiles.body + 1] = t end
+    tiles.body[#tiles.body + 1] = sync()
+    tiles.body[#tiles.body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { compute } }
+    tiles.body[#tiles.body + 1] = sync()
+  end
 
   local live
   if out.guard then
@@ -260,6 +323,12 @@ function M.apply(k, p)
       body[#body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { s } }
     end
   end
+  if buffers == 2 then
+    for _, st in ipairs(prologue) do body[#body + 1] = st end
+    body[#body + 1] = sync()
+    for _, st in ipairs(registers) do body[#body + 1] = st end
+    body[#body + 1] = { s = "let", type = "int", name = BUF, init = ir.num(0) }
+  end
   body[#body + 1] = tiles
   body[#body + 1] = { s = "if", cond = { k = "un", op = "!", a = ir.var(LIVE) }, then_ = { { s = "return" } } }
   for i = at + 1, #out.body do body[#body + 1] = out.body[i] end
@@ -279,14 +348,16 @@ function M.apply(k, p)
     table.sort(reuse)
     names[#names + 1] = ir.text(pk.load) .. " (shared by the threads along " .. table.concat(reuse, ", ") .. ")"
   end
-  return out, string.format("legal: the loop over %s runs in tiles of %d with block-uniform bounds; the block loads %s once per tile between barriers; every thread reaches the barriers (past the guard it only helps load); the order of the sum is unchanged%s",
-    v, tile, table.concat(names, ", "), #skipped > 0 and "; not staged: " .. table.concat(skipped, "; ") or "")
+  local how = buffers == 2 and "in two stages: the next tile's loads go to registers before the math and to the other stage after it, one barrier a tile"
+    or "once per tile between barriers"
+  return out, string.format("legal: the loop over %s runs in tiles of %d with block-uniform bounds; the block loads %s %s; every thread reaches the barriers (past the guard it only helps load); the order of the sum is unchanged%s",
+    v, tile, table.concat(names, ", "), how, #skipped > 0 and "; not staged: " .. table.concat(skipped, "; ") or "")
 end
 
 function M.inline_all(e, cx) return analysis.inline(e, cx) end
 
 function M.candidates(k)
-  return { {}, { tile = 16 } }
+  return { {}, { tile = 16 }, { buffers = 2 } }
 end
 
 return M
