@@ -226,6 +226,14 @@ local ILLEGAL = {
   { "segmented_scan", "unroll(4)", "no constant-step loop" },
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
   { "jacobi2d", "stage(buffers=2)", "has no reduction loop" },
+  -- each of these once passed its check: the later primitive undid what
+  -- the earlier one had built on the block. The gate on emu found the
+  -- first three wrong or faulting; the last computed every point four
+  -- times (its points strided by 16, its blocks by 32 and 8)
+  { "axpby", "vectorize(4) coarsen(4)", "does not compose" },
+  { "permute3d", "vectorize(4) map(block=128)", "map goes before vectorize" },
+  { "matmul_abt", "register_tile(2,2) stage() map(x=n0_,y=m0_,block=32x8)", "map goes before stage" },
+  { "matmul_abt", "register_tile(2,2) map(x=n0_,y=m0_,block=32x8)", "map goes before register_tile" },
   { "matmul_abt", "stage(buffers=3)", "buffers=1 or buffers=2" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
   { "gemv", "stage(A)", "no reuse" },

@@ -27,6 +27,7 @@ function M.apply(k, p)
   -- staged first: stage's tile exchange gives each thread rows of its own
   if k.schedule.staged then return nil, "stage placed barriers and shared tiles: coarsen does not compose with it" end
   if k.schedule.points then return nil, "already coarsened" end
+  if k.schedule.vector then return nil, "vectorize already gave each thread consecutive points: coarsen does not compose with it" end
   if k.schedule.split then return nil, "split_reduce already gave each output several threads" end
   local out = ir.clone(k)
   local axis = p.axis and ir.axis(out, p.axis) or ir.axis_on(out, "x")

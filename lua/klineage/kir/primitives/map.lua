@@ -24,6 +24,10 @@ M.stride_report = stride_report
 
 function M.apply(k, p)
   if k.schedule.points or k.schedule.split then return nil, "map goes first: coarsen or split_reduce already shaped the threads" end
+  -- these index by the block shape they were given: a new one would break them
+  if k.schedule.staged then return nil, "map goes before stage: its tiles and barriers are sized by the block" end
+  if k.schedule.register_tile then return nil, "map goes before register_tile: its points are strided by the block" end
+  if k.schedule.vector then return nil, "map goes before vectorize: its points are counted in vectors of the block" end
   local out = ir.clone(k)
   local assigned, used = {}, {}
   for _, d in ipairs(DIMS) do

@@ -107,6 +107,7 @@ end
 function M.apply(k, p)
   if k.schedule.points then return nil, "coarsen goes last: apply split_reduce first" end
   if k.schedule.split then return nil, "already split" end
+  if k.schedule.vector then return nil, "vectorize already gave each thread consecutive points: split_reduce does not compose with it" end
   if k.schedule.staged then return nil, "stage placed barriers and shared tiles: split_reduce does not compose with it" end
   local mode = p[1] == "warp" and "warp" or (p.block and "block") or (p[1] == "block" and "block") or nil
   if not mode then return nil, "split_reduce(warp [, wpb=W]) or split_reduce(block=B)" end

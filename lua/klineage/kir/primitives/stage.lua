@@ -56,7 +56,7 @@ local function loads_in(stmts, out, conditional)
 end
 
 function M.apply(k, p)
-  if k.schedule.points or k.schedule.split or k.schedule.staged then
+  if k.schedule.points or k.schedule.split or k.schedule.staged or k.schedule.vector then
     return nil, "stage goes first (before split_reduce and coarsen) and once"
   end
   local tile = p.tile or 32
