@@ -154,7 +154,7 @@ function M.apply(k, p)
 end
 
 function M.candidates(k)
-  return { { 2, 2 }, { 4, 2 } }
+  return { { 2, 2 }, { 4, 2 }, { 4, 4 } }
 end
 
 return M
