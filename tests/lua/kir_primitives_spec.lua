@@ -37,6 +37,9 @@ local LEGAL = {
   { "nearest_neighbor", "split_reduce(block=128)", "__syncthreads", "smaller index" },
   { "layernorm", "split_reduce(warp)", "for (int c = lane_; c < cols; c += 32) y[", "stores apart" },
   { "spmv_csr", "split_reduce(warp)", "row_ptr[r] + lane_", "reduces sum by +" },
+  -- a column reduction: the columns keep their coalesced lanes, rows split along y
+  { "colsum", "split_reduce(y=4)", "for (int r = ly_; r < rows; r += 4) sum += a[(long)r * cols + c];",
+    "4 threads along threadIdx.y", "sample" },
   { "rmsnorm", "split_reduce(block=128)", "part_ss_1[warp_]", "shared memory" },
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
@@ -226,6 +229,10 @@ local ILLEGAL = {
   { "segmented_scan", "unroll(4)", "no constant-step loop" },
   { "axpby", "frobnicate(3)", "no primitive named frobnicate" },
   { "jacobi2d", "stage(buffers=2)", "has no reduction loop" },
+  { "colsum", "split_reduce(y=8)", "256 x 8 threads a block: CUDA allows 1024" },
+  { "attention_scores", "split_reduce(y=4)", "only the axis on x may" },
+  { "layernorm", "split_reduce(y=4)", "more than one top-level loop" },
+  { IN_PLACE, "split_reduce(y=4)", "both read and written" },
   -- each of these once passed its check: the later primitive undid what
   -- the earlier one had built on the block. The gate on emu found the
   -- first three wrong or faulting; the last computed every point four

@@ -205,6 +205,16 @@ end
 
 function FACTOR.split_reduce(m, step)
   if not m.reduce_var then return 1, "no reduction found" end
+  local y = tonumber(step.args.y)
+  if y then
+    -- the outputs keep their lanes: parallelism changes, and each lane's
+    -- L / y trips gain the y-step merge (L / (L + y^2) of the work stays useful)
+    local par = math.sqrt(fill(m.threads * y, m.device) / fill(m.threads, m.device))
+    local useful = m.reduce_len / (m.reduce_len + y * y)
+    m.threads = m.threads * y
+    return par * useful, string.format("%d lanes along y an output over a reduction of %d, the outputs' accesses as they were: parallelism %.1fx, merge overhead %.2fx",
+      y, m.reduce_len, par, useful)
+  end
   local p = step.args[1] == "warp" and 32 or tonumber(step.args.block) or 256
   local par = math.sqrt(fill(m.threads * p, m.device) / fill(m.threads, m.device))
   local idle = math.min(1, m.reduce_len / (2 * p))

@@ -104,11 +104,143 @@ local function block_combine(acc, types, warps, shared)
   return out
 end
 
+-- Whether a loop of the analysis sums a floating-point accumulator.
+local function reassociates(a, types)
+  for _, l in ipairs(a.loops.list) do
+    for _, acc in ipairs(l.accs) do
+      if acc.op == "+" and is_float(types[acc.name]) then return true end
+    end
+  end
+  return false
+end
+
+-- split_reduce(y=R): the outputs stay on threadIdx.x, their accesses as
+-- coalesced as they were, and R threads along threadIdx.y take strided
+-- shares of each output's reduction; the partials meet in shared memory in
+-- lane order. For an output axis too short to fill the device, as the
+-- columns of a column reduction. Every thread reaches the one barrier: a
+-- thread past the guard skips the loop, waits, and returns after it.
+local LY, LIVE = "ly_", "live_"
+
+local function apply_y(k, p)
+  local r = p.y
+  if math.type(r) ~= "integer" or r < 2 or r > 32 then return nil, "split_reduce(y=R) with 2 to 32 threads along y" end
+  local out = ir.clone(k)
+  local x = ir.axis_on(out, "x")
+  if not x or not x.block then return nil, "no output axis on threadIdx.x" end
+  if not x.extent_ann then return nil, "the guard gives no bound for " .. x.name end
+  if x.expr then return nil, x.name .. " is not blockIdx * B + threadIdx" end
+  for _, o in ipairs(out.axes) do
+    if o ~= x and o.block then return nil, o.name .. " has threads along " .. o.dim .. ": y takes the split, so only the axis on x may" end
+  end
+  local bx = geometry.value(out, x.threads_ann)
+  if not bx then return nil, "the block along x (" .. x.threads_ann .. ") is not a constant of the kernel" end
+  if bx * r > 1024 then return nil, string.format("%d x %d threads a block: CUDA allows 1024", bx, r) end
+  for _, n in ipairs({ LY, LIVE, "w_" }) do
+    local clash
+    ir.walk(out.body, function(s) if s.s == "let" and s.name == n then clash = true end end)
+    if clash then return nil, "the kernel already names " .. n end
+  end
+  local a = analysis.analyze(out)
+  local stored, read = {}, {}
+  for _, acc in ipairs(a.accesses) do
+    if acc.kind == "load" then read[acc.array] = true else stored[acc.array] = true end
+  end
+  for name in pairs(stored) do
+    if read[name] then return nil, name .. " is both read and written: a lane could read what another lane already stored" end
+  end
+  local at, loop
+  for i, s in ipairs(out.body) do
+    if s.s == "for" then
+      if loop then return nil, "more than one top-level loop: y splits one reduction" end
+      at, loop = i, a.loops[s]
+    end
+  end
+  if not loop or loop.kind ~= "reduce" then return nil, "no reduction loop to split (no loop combines an accumulator by +, max, min, argmax or argmin)" end
+  local types = {}
+  for i = 1, at - 1 do
+    local s = out.body[i]
+    if s.s ~= "let" then return nil, "code before the loop other than declarations: every thread must reach the barrier after it" end
+    local reads
+    if s.init then ir.visit(s.init, function(e) if e.k == "index" or e.k == "call" then reads = true end end) end
+    if reads then return nil, s.name .. " reads memory before the loop: a thread past the guard must not" end
+    types[s.name] = s.type
+  end
+  for i = at + 1, #out.body do
+    local bad
+    ir.walk({ out.body[i] }, function(t)
+      if t.s == "for" or t.s == "raw" then bad = "a loop after the reduction would run once per lane" end
+      if t.s == "expr" and t.e.k == "call" and t.e.fn:match("^atomic") then bad = "an atomic after the reduction would run once per lane" end
+    end)
+    if bad then return nil, bad end
+  end
+  local accs = travelling(loop.accs)
+  local body, pre, ops = {}, { { s = "let", type = "const int", name = LY, init = ir.member("threadIdx", "y") } }, {}
+  local live
+  if out.guard then
+    live = out.guard.form == "return" and ir.negate(out.guard.cond) or out.guard.cond
+  else
+    live = ir.var("true")
+  end
+  body[1] = { s = "let", type = "const bool", name = LIVE, init = live }
+  for i = 1, at - 1 do body[#body + 1] = out.body[i] end
+  local lane_loop = ir.copy_stmts({ loop.stmt })[1]
+  local lo = lane_loop.init.init
+  lane_loop.init.init = (lo.k == "num" and lo.v == "0") and ir.var(LY) or ir.bin("+", lo, ir.var(LY))
+  lane_loop.step = { s = "assign", lhs = ir.var(loop.var), op = "+=", rhs = ir.num(r) }
+  for _, acc in ipairs(accs) do
+    for _, n in ipairs(names_of(acc)) do
+      if not types[n] then return nil, "the accumulator " .. n .. " is not declared before the loop" end
+    end
+    -- a sum starts from its initial value once, in lane 0
+    if acc.op == "+" then
+      body[#body + 1] = { s = "if", cond = ir.bin("!=", ir.var(LY), ir.num(0)), then_ = { assign(acc.name, "=", ir.num(0)) } }
+    end
+    ops[#ops + 1] = acc.name .. " by " .. acc.op
+  end
+  body[#body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { lane_loop } }
+  local shared, n_shared = {}, 0
+  for _, acc in ipairs(accs) do
+    for _, n in ipairs(names_of(acc)) do
+      n_shared = n_shared + 1
+      shared[n] = "part_" .. n .. "_" .. n_shared
+      pre[#pre + 1] = { s = "raw", text = "__shared__ " .. types[n] .. " " .. shared[n] .. "[" .. r .. "][" .. x.threads_ann .. "];", writes = {} }
+      body[#body + 1] = { s = "assign", lhs = ir.index(ir.index(ir.var(shared[n]), ir.var(LY)), ir.member("threadIdx", "x")), op = "=", rhs = ir.var(n) }
+    end
+  end
+  body[#body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+  local function part(n, lane) return ir.index(ir.index(ir.var(shared[n]), lane), ir.member("threadIdx", "x")) end
+  -- every lane merges the same partials in the same order: the same value
+  for _, acc in ipairs(accs) do
+    for _, n in ipairs(names_of(acc)) do body[#body + 1] = assign(n, "=", part(n, ir.num(0))) end
+    body[#body + 1] = { s = "for", init = { s = "let", type = "int", name = "w_", init = ir.num(1) },
+      cond = ir.bin("<", ir.var("w_"), ir.num(r)), step = { s = "assign", lhs = ir.var("w_"), op = "++" },
+      body = merge(acc, types, function(n) return part(n, ir.var("w_")) end) }
+  end
+  body[#body + 1] = { s = "if", cond = { k = "un", op = "!", a = ir.var(LIVE) }, then_ = { { s = "return" } } }
+  for i = at + 1, #out.body do body[#body + 1] = out.body[i] end
+  out.body, out.guard = body, nil
+  out.pre = out.pre or {}
+  for _, st in ipairs(pre) do out.pre[#out.pre + 1] = st end
+  out.schedule.split = "y"
+  local ok, why = geometry.relaunch(out)
+  if not ok then return nil, why end
+  -- threadIdx.y has no axis: the launch gets its R threads here
+  local g, b = out.launch.grid, out.launch.block
+  g[2], b[1], b[2] = g[2] or "1", b[1] or "1", tostring(r)
+  out.applied[#out.applied + 1] = "split_reduce"
+  local reassoc = reassociates(a, types)
+  return out, string.format("legal: the outputs stay on threadIdx.x; %d threads along threadIdx.y take strided shares of the loop over %s, which reduces %s; the partials meet in shared memory in lane order, so every lane ends with the same value and stores it; every thread reaches the barrier (past the guard it skips the loop and returns after it); %s",
+    r, loop.var, table.concat(ops, ", "),
+    reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated")
+end
+
 function M.apply(k, p)
   if k.schedule.points then return nil, "coarsen goes last: apply split_reduce first" end
   if k.schedule.split then return nil, "already split" end
   if k.schedule.vector then return nil, "vectorize already gave each thread consecutive points: split_reduce does not compose with it" end
   if k.schedule.staged then return nil, "stage placed barriers and shared tiles: split_reduce does not compose with it" end
+  if p.y then return apply_y(k, p) end
   local mode = p[1] == "warp" and "warp" or (p.block and "block") or (p[1] == "block" and "block") or nil
   if not mode then return nil, "split_reduce(warp [, wpb=W]) or split_reduce(block=B)" end
   local nt = mode == "warp" and 32 or (type(p.block) == "table" and p.block[1] or p.block or 256)
@@ -215,10 +347,9 @@ function M.apply(k, p)
   local ok, why = geometry.relaunch(out)
   if not ok then return nil, why end
   out.applied[#out.applied + 1] = "split_reduce"
-  local reassoc, argbest = false, false
+  local reassoc, argbest = reassociates(a, types), false
   for _, l in ipairs(a.loops.list) do
     for _, acc in ipairs(l.accs) do
-      if acc.op == "+" and is_float(types[acc.name]) then reassoc = true end
       if acc.op == "argmax" or acc.op == "argmin" then argbest = true end
     end
   end
@@ -230,7 +361,7 @@ function M.apply(k, p)
 end
 
 function M.candidates(k)
-  return { { "warp" }, { "warp", wpb = 4 }, { block = 256 } }
+  return { { "warp" }, { "warp", wpb = 4 }, { block = 256 }, { y = 4 }, { y = 8 } }
 end
 
 return M
