@@ -19,9 +19,12 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   unflatten(block=BXxBY)                    a flat index's digits as grid dimensions
   map(x=AXIS, y=AXIS, z=AXIS, block=BXxBY)  axes to thread dimensions, block shape
   register_tile(TM, TN)                     a TM x TN patch a thread, one pass of the loop
-  stage([ARRAY...], tile=T [, block=TxR])   operands reused across a block into shared memory; loop-free:
-                                            a stencil's halo, or a transpose's tile exchange
+  stage([ARRAY...], tile=T [, block=TxR] [, buffers=2])
+                                            operands reused across a block into shared memory (buffers=2:
+                                            double buffered); loop-free: a stencil's halo, or a
+                                            transpose's tile exchange
   split_reduce(warp [, wpb=W]) | split_reduce(block=B)   a warp or block per output
+  split_reduce(y=R)                         R threads along y split each output's reduction
   unroll(F [, loop=VAR])                    F iterations a trip, remainder kept
   coarsen(F [, axis=AXIS])                  F outputs a thread, block-strided, tail guarded
   vectorize(2|4)                            float2/float4 accesses, scalar tail

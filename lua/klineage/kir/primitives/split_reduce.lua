@@ -1,4 +1,5 @@
--- split_reduce(warp [, wpb=W]) | split_reduce(block=B): the output on
+-- split_reduce(warp [, wpb=W]) | split_reduce(block=B) (split_reduce(y=R):
+-- apply_y below): the output on
 -- threadIdx.x gets a warp (W outputs per block) or a whole block of B
 -- threads. Each top-level loop of the per-point code is split over them:
 -- a reduction (+, max, min, argmax/argmin with the index tie-break) runs
@@ -242,7 +243,7 @@ function M.apply(k, p)
   if k.schedule.staged then return nil, "stage placed barriers and shared tiles: split_reduce does not compose with it" end
   if p.y then return apply_y(k, p) end
   local mode = p[1] == "warp" and "warp" or (p.block and "block") or (p[1] == "block" and "block") or nil
-  if not mode then return nil, "split_reduce(warp [, wpb=W]) or split_reduce(block=B)" end
+  if not mode then return nil, "split_reduce(warp [, wpb=W]), split_reduce(block=B) or split_reduce(y=R)" end
   local nt = mode == "warp" and 32 or (type(p.block) == "table" and p.block[1] or p.block or 256)
   if mode == "block" and (type(nt) ~= "number" or nt % 32 ~= 0 or nt < 64 or nt > 1024) then return nil, "a block split needs 64 to 1024 threads, whole warps" end
   local wpb = mode == "warp" and (p.wpb or 8) or 1
