@@ -190,7 +190,9 @@ function M.apply(k, p)
       dims[#dims + 1] = ir.text(d.ax.block)
       if d.ax.dim == "x" then pad = true end
     end
-    -- a tile row read across threadIdx.x is padded: no bank conflicts
+    -- a tile row read across threadIdx.x, or written across the threads
+    -- of a load along the axis, is padded: no bank conflicts
+    pad = pad or pk.along_axis
     dims[#dims + 1] = tostring(pad and tile + 1 or tile)
     pre[#pre + 1] = { s = "raw", text = "__shared__ " .. pk.elem .. " " .. name .. (buffers == 2 and "[2][" or "[") ..
       table.concat(dims, "][") .. "];", writes = {} }
