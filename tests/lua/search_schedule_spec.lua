@@ -68,6 +68,8 @@ describe("the static model", function()
 
   it("weighs parallelism: a few long rows split their reduction, many short ones do not", function()
     expect(top("gemv")):contains("split_reduce")     -- 8192 rows of 8192
+    -- 32768 columns of 2048: rows split along y, the columns' lanes kept
+    expect(top("colsum")):contains("split_reduce(y=")
     local _, rows = top("conv1d")                    -- 67M outputs, 15 taps
     for _, r in ipairs(rows) do
       if r.schedule:find("split_reduce") then expect(r.predicted.speedup < 0.5):equals(true) end
