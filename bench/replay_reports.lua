@@ -323,9 +323,9 @@ local INVENTORY = {
     { kind = "script", out = "schedules/test.rank.txt",
       parts = { { "bench/schedule_rank.lua", "{x}/schedules/bench-schedules-test-d1-cuda" } } },
     { kind = "script", out = "schedules/tune.table.txt", parts = {
-      { "bench/schedules.lua", "--part", "tune", "--depth", "1", "--backend", "cuda", "--runs", "{x}/schedules" } } },
+      { "bench/schedules.lua", "--part", "tune", "--depth", "1", "--backend", "cuda", "--runs", "{x}/schedules", "--replay" } } },
     { kind = "script", out = "schedules/test.table.txt", parts = {
-      { "bench/schedules.lua", "--part", "test", "--depth", "1", "--backend", "cuda", "--runs", "{x}/schedules" } } } } },
+      { "bench/schedules.lua", "--part", "test", "--depth", "1", "--backend", "cuda", "--runs", "{x}/schedules", "--replay" } } } } },
   { tarball = "optimize-loo/h200-2026-12-02.tar.gz", make = {
     { kind = "cannot", out = "optimize-loo/README.md", why = "its table is bench/optimize_loo.lua's, which runs the search "
       .. "again: today's learner gives other skills, and the search asks the gate about candidates the journals never "

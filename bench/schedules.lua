@@ -8,13 +8,16 @@
 --
 --   klineage run bench/schedules.lua [--suite DIR] [--part tune|test|all]
 --       [--tasks a,b] [--depth 1|2] [--limit N] [--backend cuda|emu]
---       [--runs DIR] [--seconds S]
+--       [--runs DIR] [--seconds S] [--replay]
 --
 -- --part: the suite's split (split.lua: tune, the tasks development may
 -- look at; test, the ones kept out of every decision); default tune.
 -- --runs: a runs folder; the run "bench-schedules-<part>-<backend>" there
 -- is resumed, so a judgement made by an earlier (cut short) call is read
 -- back from its journal, uncharged. --seconds: no task starts after S s.
+-- --replay (with --runs): judge again exactly the schedules that run's
+-- journal holds, with the kernels it holds, not what today's kir
+-- enumerates: a published table, made by an older kir, read back as it was.
 -- Headline figures: schedules-lifted (tasks whose kernel lifts),
 -- schedules-correct (judged candidates the gate accepted), and on cuda
 -- schedules-best-geomean (per task the best accepted speedup, 1 where
@@ -26,15 +29,18 @@ local host = require "kl.host"
 
 local opts = { suite = (host.home or ".") .. "/examples/suites/held-out", part = "tune", depth = "1", limit = "12" }
 local USAGE = "usage: klineage run bench/schedules.lua [--suite DIR] [--part tune|test|all] [--tasks a,b] "
-  .. "[--depth 1|2] [--limit N] [--backend cuda|emu] [--runs DIR] [--seconds S]\n"
+  .. "[--depth 1|2] [--limit N] [--backend cuda|emu] [--runs DIR] [--seconds S] [--replay]\n"
 local i = 1
 while arg[i] do
   local k = arg[i]:match("^%-%-([%w_]+)$")
-  if not k or not arg[i + 1] or not (opts[k] ~= nil or k == "tasks" or k == "backend" or k == "runs" or k == "seconds") then
+  if k == "replay" then
+    opts.replay, i = true, i + 1
+  elseif not k or not arg[i + 1] or not (opts[k] ~= nil or k == "tasks" or k == "backend" or k == "runs" or k == "seconds") then
     io.stderr:write(USAGE)
     os.exit(2)
+  else
+    opts[k], i = arg[i + 1], i + 2
   end
-  opts[k], i = arg[i + 1], i + 2
 end
 local depth, limit = tonumber(opts.depth), tonumber(opts.limit)
 if not depth or depth < 1 or depth > 3 or not limit or limit < 1 or not ({ tune = 1, test = 1, all = 1 })[opts.part] then
@@ -63,6 +69,31 @@ local exists = opts.runs and require("klineage.store.runs").find(id, opts.runs)
 local ctx = assert(require("klineage.device.context").new {
   backend = opts.backend, journal = opts.runs or false, resume = exists and id or nil,
   run_id = opts.runs and not exists and id or nil, command = { "klineage", "run", "bench/schedules.lua" } })
+-- --replay: the schedules of each task the journal judged, in its order
+local journaled
+if opts.replay then
+  if not exists then
+    io.stderr:write("bench/schedules.lua: --replay needs --runs DIR holding the run " .. id .. "\n")
+    os.exit(2)
+  end
+  journaled = {}
+  local cjson = require "cjson"
+  for line in io.lines(exists .. "/journal.jsonl") do
+    local ok, r = pcall(cjson.decode, line)
+    local c = ok and type(r) == "table" and r.kind == "evaluation" and type(r.candidate) == "table" and r.candidate or nil
+    local text = c and type(c.label) == "string" and c.label:match("^schedule (.+)$")
+    local task = text and type(r.workload) == "table" and r.workload.name
+    -- a hostile journal names no file outside its own src/
+    if task and type(c.source) == "string" and c.source:match("^src/%x+%.cu$") then
+      local list = journaled[task] or {}
+      journaled[task] = list
+      if not list[text] then
+        list[text] = true
+        list[#list + 1] = { text = text, file = exists .. "/" .. c.source, sha256 = c.source:match("^src/(%x+)%.cu$") }
+      end
+    end
+  end
+end
 io.stderr:write(string.format("bench/schedules: %d tasks (%s), depth %d, at most %d a task, on %s\n",
   #tasks, opts.tasks and "--tasks" or opts.part, depth, limit, ctx.backend))
 
@@ -89,8 +120,29 @@ for _, name in ipairs(tasks) do
     end
     lifted = lifted + 1
     local row = { task = name, tried = 0, ok = 0, best = 1, best_text = "-" }
-    for _, seq in ipairs(kir.sequences(k, depth, limit)) do
-      local text = kir.emit(seq.kernel)
+    local seqs = {}
+    if journaled then
+      -- today's sequences whose kernel the journal judged (two sequences
+      -- that emit one kernel were judged once, under the first's label),
+      -- then the journal's own that today's kir no longer emits
+      local want, seen = {}, {}
+      for _, e in ipairs(journaled[name] or {}) do want[e.sha256] = e end
+      for _, seq in ipairs(kir.sequences(k, depth, math.huge)) do
+        local text = kir.emit(seq.kernel)
+        local e = text and want[require("kl.hash").sha256(text)]
+        if e and #seqs < limit then
+          seqs[#seqs + 1] = { text = seq.text, source = text }
+          seen[e.text] = true
+        end
+      end
+      for _, e in ipairs(journaled[name] or {}) do
+        if not seen[e.text] then seqs[#seqs + 1] = { text = e.text, source = require("klineage.base.files").read_text(e.file) } end
+      end
+    else
+      for _, seq in ipairs(kir.sequences(k, depth, limit)) do seqs[#seqs + 1] = { text = seq.text, source = kir.emit(seq.kernel) } end
+    end
+    for _, seq in ipairs(seqs) do
+      local text = seq.source
       if text then
         row.tried, judged = row.tried + 1, judged + 1
         local label = "schedule " .. seq.text
