@@ -40,6 +40,9 @@ local LEGAL = {
   -- a column reduction: the columns keep their coalesced lanes, rows split along y
   { "colsum", "split_reduce(y=4)", "for (int r = ly_; r < rows; r += 4) sum += a[(long)r * cols + c];",
     "4 threads along threadIdx.y", "sample" },
+  -- an argmax's merge reads the key at another lane's index: a thread past
+  -- the guard must leave before it (kir_matrix found the fault on emu)
+  { "row_argmax", "split_reduce(y=4)", "__syncthreads();\n  if (!live_) return;", "ties go", "sample" },
   { "rmsnorm", "split_reduce(block=128)", "part_ss_1[warp_]", "shared memory" },
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },

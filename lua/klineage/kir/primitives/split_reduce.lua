@@ -120,7 +120,7 @@ end
 -- shares of each output's reduction; the partials meet in shared memory in
 -- lane order. For an output axis too short to fill the device, as the
 -- columns of a column reduction. Every thread reaches the one barrier: a
--- thread past the guard skips the loop, waits, and returns after it.
+-- thread past the guard skips the loop, waits, and returns right after it.
 local LY, LIVE = "ly_", "live_"
 
 local function apply_y(k, p)
@@ -210,6 +210,9 @@ local function apply_y(k, p)
     end
   end
   body[#body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
+  -- past the one barrier a thread past the guard leaves: its merge could
+  -- read memory at its own out-of-range coordinates (an argmax's key)
+  body[#body + 1] = { s = "if", cond = { k = "un", op = "!", a = ir.var(LIVE) }, then_ = { { s = "return" } } }
   local function part(n, lane) return ir.index(ir.index(ir.var(shared[n]), lane), ir.member("threadIdx", "x")) end
   -- every lane merges the same partials in the same order: the same value
   for _, acc in ipairs(accs) do
@@ -218,7 +221,6 @@ local function apply_y(k, p)
       cond = ir.bin("<", ir.var("w_"), ir.num(r)), step = { s = "assign", lhs = ir.var("w_"), op = "++" },
       body = merge(acc, types, function(n) return part(n, ir.var("w_")) end) }
   end
-  body[#body + 1] = { s = "if", cond = { k = "un", op = "!", a = ir.var(LIVE) }, then_ = { { s = "return" } } }
   for i = at + 1, #out.body do body[#body + 1] = out.body[i] end
   out.body, out.guard = body, nil
   out.pre = out.pre or {}
@@ -230,9 +232,10 @@ local function apply_y(k, p)
   local g, b = out.launch.grid, out.launch.block
   g[2], b[1], b[2] = g[2] or "1", b[1] or "1", tostring(r)
   out.applied[#out.applied + 1] = "split_reduce"
-  local reassoc = reassociates(a, types)
-  return out, string.format("legal: the outputs stay on threadIdx.x; %d threads along threadIdx.y take strided shares of the loop over %s, which reduces %s; the partials meet in shared memory in lane order, so every lane ends with the same value and stores it; every thread reaches the barrier (past the guard it skips the loop and returns after it); %s",
-    r, loop.var, table.concat(ops, ", "),
+  local reassoc, argbest = reassociates(a, types), false
+  for _, acc in ipairs(accs) do argbest = argbest or acc.op == "argmax" or acc.op == "argmin" end
+  return out, string.format("legal: the outputs stay on threadIdx.x; %d threads along threadIdx.y take strided shares of the loop over %s, which reduces %s; the partials meet in shared memory in lane order, so every lane ends with the same value and stores it%s; every thread reaches the barrier (past the guard it skips the loop and returns right after the barrier); %s",
+    r, loop.var, table.concat(ops, ", "), argbest and "; ties go to the smaller index, as the sequential loop's first hit" or "",
     reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated")
 end
 
