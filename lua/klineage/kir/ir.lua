@@ -285,6 +285,14 @@ function M.axis_on(k, dim)
   end
 end
 
+-- The guard as the condition under which a thread has a point (true with
+-- no guard): what a schedule keeps as live_ where every thread must reach
+-- a barrier.
+function M.live(guard)
+  if not guard then return M.var("true") end
+  return guard.form == "return" and M.negate(guard.cond) or M.copy(guard.cond)
+end
+
 -- The thread's linear index within its block over the threaded axes (z
 -- outermost, x innermost) and the block's thread count: what a cooperative
 -- load into shared memory strides by. nil, nil when no axis is threaded.

@@ -105,6 +105,26 @@ local function block_combine(acc, types, warps, shared)
   return out
 end
 
+-- The kernel's analysis, or nil and why when a name the split adds is taken
+-- or a lane could read what another already stored (lanes run the code
+-- outside the loops together).
+local function lanes_apart(k, names)
+  for _, n in ipairs(names) do
+    local clash
+    ir.walk(k.body, function(s) if s.s == "let" and s.name == n then clash = true end end)
+    if clash then return nil, "the kernel already names " .. n end
+  end
+  local a = analysis.analyze(k)
+  local stored, read = {}, {}
+  for _, x in ipairs(a.accesses) do
+    if x.kind == "load" then read[x.array] = true else stored[x.array] = true end
+  end
+  for name in pairs(stored) do
+    if read[name] then return nil, name .. " is both read and written: a lane could read what another lane already stored" end
+  end
+  return a
+end
+
 -- Whether a loop of the analysis sums a floating-point accumulator.
 local function reassociates(a, types)
   for _, l in ipairs(a.loops.list) do
@@ -137,19 +157,8 @@ local function apply_y(k, p)
   local bx = geometry.value(out, x.threads_ann)
   if not bx then return nil, "the block along x (" .. x.threads_ann .. ") is not a constant of the kernel" end
   if bx * r > 1024 then return nil, string.format("%d x %d threads a block: CUDA allows 1024", bx, r) end
-  for _, n in ipairs({ LY, LIVE, "w_" }) do
-    local clash
-    ir.walk(out.body, function(s) if s.s == "let" and s.name == n then clash = true end end)
-    if clash then return nil, "the kernel already names " .. n end
-  end
-  local a = analysis.analyze(out)
-  local stored, read = {}, {}
-  for _, acc in ipairs(a.accesses) do
-    if acc.kind == "load" then read[acc.array] = true else stored[acc.array] = true end
-  end
-  for name in pairs(stored) do
-    if read[name] then return nil, name .. " is both read and written: a lane could read what another lane already stored" end
-  end
+  local a, why = lanes_apart(out, { LY, LIVE, "w_" })
+  if not a then return nil, why end
   local at, loop
   for i, s in ipairs(out.body) do
     if s.s == "for" then
@@ -177,13 +186,7 @@ local function apply_y(k, p)
   end
   local accs = travelling(loop.accs)
   local body, pre, ops = {}, { { s = "let", type = "const int", name = LY, init = ir.member("threadIdx", "y") } }, {}
-  local live
-  if out.guard then
-    live = out.guard.form == "return" and ir.negate(out.guard.cond) or out.guard.cond
-  else
-    live = ir.var("true")
-  end
-  body[1] = { s = "let", type = "const bool", name = LIVE, init = live }
+  body[1] = { s = "let", type = "const bool", name = LIVE, init = ir.live(out.guard) }
   for i = 1, at - 1 do body[#body + 1] = out.body[i] end
   local lane_loop = ir.copy_stmts({ loop.stmt })[1]
   local lo = lane_loop.init.init
@@ -255,21 +258,8 @@ function M.apply(k, p)
   local x = ir.axis_on(out, "x")
   if not x or not x.block then return nil, "no output axis on threadIdx.x" end
   if not x.extent_ann then return nil, "the guard gives no bound for " .. x.name end
-  for _, n in ipairs({ LANE, OFF, WARP, "w_" }) do
-    local clash
-    ir.walk(out.body, function(s) if s.s == "let" and s.name == n then clash = true end end)
-    if clash then return nil, "the kernel already names " .. n end
-  end
-  local a = analysis.analyze(out)
-  -- lanes run the code outside the loops together: one lane's store must
-  -- not change what another lane still reads
-  local stored, read = {}, {}
-  for _, x in ipairs(a.accesses) do
-    if x.kind == "load" then read[x.array] = true else stored[x.array] = true end
-  end
-  for name in pairs(stored) do
-    if read[name] then return nil, name .. " is both read and written: a lane could read what another lane already stored" end
-  end
+  local a, why = lanes_apart(out, { LANE, OFF, WARP, "w_" })
+  if not a then return nil, why end
   local types, reduces, maps, reasons = {}, 0, 0, {}
   local body = {}
   local shared_decls = {}

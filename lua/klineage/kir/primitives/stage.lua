@@ -305,13 +305,7 @@ function M.apply(k, p)
     tiles.body[#tiles.body + 1] = sync()
   end
 
-  local live
-  if out.guard then
-    live = out.guard.form == "return" and ir.negate(out.guard.cond) or out.guard.cond
-  else
-    live = ir.var("true")
-  end
-  local body = { { s = "let", type = "const bool", name = LIVE, init = live } }
+  local body = { { s = "let", type = "const bool", name = LIVE, init = ir.live(out.guard) } }
   for i = 1, at - 1 do
     local s = out.body[i]
     if s.s == "let" then

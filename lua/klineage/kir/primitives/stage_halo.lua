@@ -272,7 +272,7 @@ function M.apply(k, p, out)
       for key, v in pairs(ir.copy(r)) do target[key] = v end
     end
   end
-  local live = out.guard and (out.guard.form == "return" and ir.negate(out.guard.cond) or ir.copy(out.guard.cond)) or ir.var("true")
+  local live = ir.live(out.guard)
   local body = { { s = "let", type = "const bool", name = LIVE, init = live } }
   for _, s in ipairs(loads_stmts) do body[#body + 1] = s end
   body[#body + 1] = { s = "expr", e = ir.call("__syncthreads", {}) }
