@@ -23,6 +23,8 @@
 -- schedules-best-geomean (per task the best accepted speedup, 1 where
 -- none is faster) and schedules-best-2x (tasks whose best is 2x or more).
 local gate = require "klineage.gate"
+local files = require "klineage.base.files"
+local hash = require "kl.hash"
 local kir = require "klineage.kir"
 local workload = require "klineage.workload"
 local host = require "kl.host"
@@ -84,12 +86,13 @@ if opts.replay then
     local text = c and type(c.label) == "string" and c.label:match("^schedule (.+)$")
     local task = text and type(r.workload) == "table" and r.workload.name
     -- a hostile journal names no file outside its own src/
-    if task and type(c.source) == "string" and c.source:match("^src/%x+%.cu$") then
+    local sha = task and type(c.source) == "string" and c.source:match("^src/(%x+)%.cu$")
+    if sha then
       local list = journaled[task] or {}
       journaled[task] = list
       if not list[text] then
         list[text] = true
-        list[#list + 1] = { text = text, file = exists .. "/" .. c.source, sha256 = c.source:match("^src/(%x+)%.cu$") }
+        list[#list + 1] = { text = text, file = exists .. "/" .. c.source, sha256 = sha }
       end
     end
   end
@@ -129,14 +132,14 @@ for _, name in ipairs(tasks) do
       for _, e in ipairs(journaled[name] or {}) do want[e.sha256] = e end
       for _, seq in ipairs(kir.sequences(k, depth, math.huge)) do
         local text = kir.emit(seq.kernel)
-        local e = text and want[require("kl.hash").sha256(text)]
+        local e = text and want[hash.sha256(text)]
         if e and #seqs < limit then
           seqs[#seqs + 1] = { text = seq.text, source = text }
           seen[e.text] = true
         end
       end
       for _, e in ipairs(journaled[name] or {}) do
-        if not seen[e.text] then seqs[#seqs + 1] = { text = e.text, source = require("klineage.base.files").read_text(e.file) } end
+        if not seen[e.text] then seqs[#seqs + 1] = { text = e.text, source = files.read_text(e.file) } end
       end
     else
       for _, seq in ipairs(kir.sequences(k, depth, limit)) do seqs[#seqs + 1] = { text = seq.text, source = kir.emit(seq.kernel) } end

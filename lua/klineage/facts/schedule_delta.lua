@@ -198,11 +198,7 @@ local DRIVERS = {
   -- next tile's loads into registers a trip ahead: double buffering and
   -- register prefetch both
   { "^stage%.[^.]+%.buffers$", function(d, c) double_buffered(d, c, c.after == nil) end },
-  { "^pipeline$", function(d, c)
-    local add = added(c.before, c.after)
-    if #add > 0 then return double_buffered(d, c, false) end
-    double_buffered(d, c, true)
-  end },
+  { "^pipeline$", function(d, c) double_buffered(d, c, #added(c.before, c.after) == 0) end },
   { "^registers%.acc$", function(d, c)
     if c.after then
       local tm, tn = tostring(c.after):match("^(%d+)x(%d+)$")

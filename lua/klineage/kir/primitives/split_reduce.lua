@@ -125,14 +125,27 @@ local function lanes_apart(k, names)
   return a
 end
 
--- Whether a loop of the analysis sums a floating-point accumulator.
-local function reassociates(a, types)
+-- The reason's words on order: where an argmax/argmin's ties go, and
+-- whether a floating-point sum is reassociated.
+local function order_words(a, types)
+  local argbest, reassoc = false, false
   for _, l in ipairs(a.loops.list) do
     for _, acc in ipairs(l.accs) do
-      if acc.op == "+" and is_float(types[acc.name]) then return true end
+      if acc.op == "argmax" or acc.op == "argmin" then argbest = true end
+      if acc.op == "+" and is_float(types[acc.name]) then reassoc = true end
     end
   end
-  return false
+  return argbest and "; ties go to the smaller index, as the sequential loop's first hit" or "",
+    reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated"
+end
+
+-- A copy of the loop that lane `lane` of `step` runs: its strided share.
+local function lane_share(stmt, var, lane, step)
+  local c = ir.copy_stmts({ stmt })[1]
+  local lo = c.init.init
+  c.init.init = (lo.k == "num" and lo.v == "0") and ir.var(lane) or ir.bin("+", lo, ir.var(lane))
+  c.step = { s = "assign", lhs = ir.var(var), op = "+=", rhs = ir.num(step) }
+  return c
 end
 
 -- split_reduce(y=R): the outputs stay on threadIdx.x, their accesses as
@@ -188,10 +201,7 @@ local function apply_y(k, p)
   local body, pre, ops = {}, { { s = "let", type = "const int", name = LY, init = ir.member("threadIdx", "y") } }, {}
   body[1] = { s = "let", type = "const bool", name = LIVE, init = ir.live(out.guard) }
   for i = 1, at - 1 do body[#body + 1] = out.body[i] end
-  local lane_loop = ir.copy_stmts({ loop.stmt })[1]
-  local lo = lane_loop.init.init
-  lane_loop.init.init = (lo.k == "num" and lo.v == "0") and ir.var(LY) or ir.bin("+", lo, ir.var(LY))
-  lane_loop.step = { s = "assign", lhs = ir.var(loop.var), op = "+=", rhs = ir.num(r) }
+  local lane_loop = lane_share(loop.stmt, loop.var, LY, r)
   for _, acc in ipairs(accs) do
     for _, n in ipairs(names_of(acc)) do
       if not types[n] then return nil, "the accumulator " .. n .. " is not declared before the loop" end
@@ -235,11 +245,9 @@ local function apply_y(k, p)
   local g, b = out.launch.grid, out.launch.block
   g[2], b[1], b[2] = g[2] or "1", b[1] or "1", tostring(r)
   out.applied[#out.applied + 1] = "split_reduce"
-  local reassoc, argbest = reassociates(a, types), false
-  for _, acc in ipairs(accs) do argbest = argbest or acc.op == "argmax" or acc.op == "argmin" end
+  local ties, rounding = order_words(a, types)
   return out, string.format("legal: the outputs stay on threadIdx.x; %d threads along threadIdx.y take strided shares of the loop over %s, which reduces %s; the partials meet in shared memory in lane order, so every lane ends with the same value and stores it%s; every thread reaches the barrier (past the guard it skips the loop and returns right after the barrier); %s",
-    r, loop.var, table.concat(ops, ", "), argbest and "; ties go to the smaller index, as the sequential loop's first hit" or "",
-    reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated")
+    r, loop.var, table.concat(ops, ", "), ties, rounding)
 end
 
 function M.apply(k, p)
@@ -269,10 +277,7 @@ function M.apply(k, p)
     if s.s == "for" then
       local loop = a.loops[s]
       if loop.kind == "seq" then return nil, "the loop over " .. loop.var .. " is sequential (" .. loop.why .. "): it cannot be split" end
-      local lane_loop = ir.copy_stmts({ s })[1]
-      local lo = lane_loop.init.init
-      lane_loop.init.init = (lo.k == "num" and lo.v == "0") and ir.var(LANE) or ir.bin("+", lo, ir.var(LANE))
-      lane_loop.step = { s = "assign", lhs = ir.var(loop.var), op = "+=", rhs = ir.num(mode == "warp" and 32 or nt) }
+      local lane_loop = lane_share(s, loop.var, LANE, mode == "warp" and 32 or nt)
       if loop.kind == "reduce" then
         reduces = reduces + 1
         local ops = {}
@@ -341,17 +346,10 @@ function M.apply(k, p)
   local ok, why = geometry.relaunch(out)
   if not ok then return nil, why end
   out.applied[#out.applied + 1] = "split_reduce"
-  local reassoc, argbest = reassociates(a, types), false
-  for _, l in ipairs(a.loops.list) do
-    for _, acc in ipairs(l.accs) do
-      if acc.op == "argmax" or acc.op == "argmin" then argbest = true end
-    end
-  end
+  local ties, rounding = order_words(a, types)
   return out, string.format("legal: %s; each %s takes a strided share and the partials meet by a shuffle butterfly%s%s; %s",
     table.concat(reasons, "; "), mode == "warp" and "lane of a warp" or ("of " .. nt .. " threads"),
-    mode == "block" and " then shared memory in warp order" or "",
-    argbest and "; ties go to the smaller index, as the sequential loop's first hit" or "",
-    reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated")
+    mode == "block" and " then shared memory in warp order" or "", ties, rounding)
 end
 
 function M.candidates(k)

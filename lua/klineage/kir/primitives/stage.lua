@@ -22,10 +22,17 @@ local geometry = require "klineage.kir.geometry"
 
 local M = { name = "stage" }
 
-local V0, E, KK, LIVE, BUF, NEXT = "t0_", "e_", "kk_", "live_", "buf_", "next_"
+local V0, E, KK, LIVE, BUF, NEXT, U = "t0_", "e_", "kk_", "live_", "buf_", "next_", "u_"
 
 local function zero_of(type_)
   return { k = "cast", type = type_:gsub("^const%s+", ""), a = ir.num(0) }
+end
+
+-- The lists one after another, in a new list.
+local function join(...)
+  local all = {}
+  for _, list in ipairs({ ... }) do for _, x in ipairs(list) do all[#all + 1] = x end end
+  return all
 end
 
 -- Whether idx walks memory with stride 1 along name.
@@ -182,6 +189,19 @@ function M.apply(k, p)
   -- buffers=2: the prologue's loads, the next tile's loads into registers
   -- before the math, and their stores into the other stage after it
   local prologue, prefetch, store_next, registers = {}, {}, {}, {}
+  -- the block's threads over a tile of `size` elements: e_ from tid_ by
+  -- the thread count; with buffers=2, the u_-th of `count` a thread moves
+  local function strided(size, body)
+    return { s = "for", init = { s = "let", type = "int", name = E, init = ir.var(tid) },
+      cond = ir.bin("<", ir.var(E), size), step = { s = "assign", lhs = ir.var(E), op = "+=", rhs = ir.copy(nthreads) }, body = body }
+  end
+  local function each(size, count, body)
+    return { { s = "pragma", text = "#pragma unroll" },
+      { s = "for", init = { s = "let", type = "int", name = U, init = ir.num(0) }, cond = ir.bin("<", ir.var(U), ir.num(count)),
+        step = { s = "assign", lhs = ir.var(U), op = "++" },
+        body = { { s = "let", type = "const int", name = E, init = ir.bin("+", ir.var(tid), ir.bin("*", ir.var(U), ir.copy(nthreads))) },
+          { s = "if", cond = ir.bin("<", ir.var(E), ir.copy(size)), then_ = body } } } }
+  end
   pre[#pre + 1] = { s = "let", type = "const int", name = tid, init = tid_e }
   for n, pk in ipairs(picks) do
     local name = "s" .. pk.array .. "_" .. n
@@ -232,15 +252,6 @@ function M.apply(k, p)
       for _, d in ipairs(pk.deps) do t = ir.index(t, ir.var("l" .. d.ax.name .. "_")) end
       return ir.index(t, ir.var(KK))
     end
-    local function strided(body)
-      return { s = "for", init = { s = "let", type = "int", name = E, init = ir.var(tid) },
-        cond = ir.bin("<", ir.var(E), size), step = { s = "assign", lhs = ir.var(E), op = "+=", rhs = ir.copy(nthreads) }, body = body }
-    end
-    local function join(...)
-      local all = {}
-      for _, list in ipairs({ ... }) do for _, x in ipairs(list) do all[#all + 1] = x end end
-      return all
-    end
     local own = ir.var(name)
     if buffers == 2 then
       local size_n = geometry.value(out, ir.text(size))
@@ -249,28 +260,16 @@ function M.apply(k, p)
       local reg = "p" .. pk.array .. "_" .. n
       registers[#registers + 1] = { s = "raw", text = pk.elem .. " " .. reg .. "[" .. count .. "];", writes = {} }
       local first = ir.subst_stmts(values, { [V0] = ir.copy(loop.lo) })
-      prologue[#prologue + 1] = strided(join(ir.copy_stmts(decode), first,
+      prologue[#prologue + 1] = strided(size, join(ir.copy_stmts(decode), first,
         { { s = "assign", lhs = element(ir.num(0)), op = "=", rhs = ir.subst(value, { [V0] = ir.copy(loop.lo) }) } }))
-      -- the u_-th element a thread moves: e_ = tid_ + u_ * threads
-      local function each(body)
-        return { { s = "pragma", text = "#pragma unroll" },
-          { s = "for", init = { s = "let", type = "int", name = "u_", init = ir.num(0) }, cond = ir.bin("<", ir.var("u_"), ir.num(count)),
-            step = { s = "assign", lhs = ir.var("u_"), op = "++" },
-            body = { { s = "let", type = "const int", name = E, init = ir.bin("+", ir.var(tid), ir.bin("*", ir.var("u_"), ir.copy(nthreads))) },
-              { s = "if", cond = ir.bin("<", ir.var(E), ir.copy(size)), then_ = body } } } }
-      end
       local ahead = { [V0] = ir.bin("+", ir.var(V0), ir.num(tile)) }
-      for _, st in ipairs(each(join(ir.copy_stmts(decode), ir.subst_stmts(values, ahead),
-        { { s = "assign", lhs = ir.index(ir.var(reg), ir.var("u_")), op = "=", rhs = ir.subst(value, ahead) } }))) do
-        prefetch[#prefetch + 1] = st
-      end
-      for _, st in ipairs(each(join(ir.copy_stmts(decode),
-        { { s = "assign", lhs = element(ir.bin("^", ir.var(BUF), ir.num(1))), op = "=", rhs = ir.index(ir.var(reg), ir.var("u_")) } }))) do
-        store_next[#store_next + 1] = st
-      end
+      prefetch = join(prefetch, each(size, count, join(ir.copy_stmts(decode), ir.subst_stmts(values, ahead),
+        { { s = "assign", lhs = ir.index(ir.var(reg), ir.var(U)), op = "=", rhs = ir.subst(value, ahead) } })))
+      store_next = join(store_next, each(size, count, join(ir.copy_stmts(decode),
+        { { s = "assign", lhs = element(ir.bin("^", ir.var(BUF), ir.num(1))), op = "=", rhs = ir.index(ir.var(reg), ir.var(U)) } })))
       own = ir.index(own, ir.var(BUF))
     else
-      tile_loads[#tile_loads + 1] = strided(join(decode, values, { { s = "assign", lhs = element(nil), op = "=", rhs = value } }))
+      tile_loads[#tile_loads + 1] = strided(size, join(decode, values, { { s = "assign", lhs = element(nil), op = "=", rhs = value } }))
     end
     for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.ax.dim)) end
     repl[ir.text(pk.load)] = ir.index(own, ir.bin("-", ir.var(v), ir.var(V0)))
