@@ -26,8 +26,12 @@
 -- Facts are computed again from the stored sources, not read from the
 -- walk's records: resources (registers, spills, shared memory, occupancy)
 -- come from the gate's compile stage of the kernel's own evaluation in
--- the journal, or from NVRTC here when the journal has none (the walk's
--- first kernel), and profile facts from that evaluation.
+-- the journal, else from another given folder's evaluation of the same
+-- text (the first run by id), and only when no journal has one from NVRTC
+-- here; profile facts come from the run's own evaluation. A fresh compile
+-- is the last resort because ptxas is not reproducible at a register
+-- limit: conv2d's v9 under __launch_bounds__(256, 2) spills 4 bytes in one
+-- compile and none in the next, and the learned files must not change.
 local facts = require "klineage.facts"
 local roles = require "klineage.facts.roles"
 local schedule_delta = require "klineage.facts.schedule_delta"
@@ -51,16 +55,27 @@ end
 
 local function stem(label) return (tostring(label):gsub("%.cu$", ""):gsub("[^%w_-]", "_")) end
 
--- The run's pieces: workload, sources and evaluations by sha256, labels.
+-- The gate's compile stage of an evaluation record, as facts.of takes it.
+local function recorded_compile(ev, arch)
+  local compile = ev and ev.stages and ev.stages.compile
+  return compile and compile.functions and { functions = compile.functions, arch = ev.arch or arch } or nil
+end
+
+-- The run's pieces: workload, sources, evaluations and their compiles by
+-- sha256, labels.
 local function open_run(dir)
   local records, rf = journal.read(dir .. "/journal.jsonl")
   if not records then return nil, rf.message end
-  local run = { dir = dir, records = records, evaluations = {}, labels = {}, texts = {} }
+  local run = { dir = dir, records = records, evaluations = {}, compiled = {}, labels = {}, texts = {} }
   for _, r in ipairs(records) do
     if r.kind == "run" and r.specs and r.specs[1] then
       run.name, run.id, run.arch, run.backend = r.specs[1].name, r.run, r.arch, r.backend
     end
-    if r.kind == "evaluation" and r.candidate and r.candidate.sha256 then run.evaluations[r.candidate.sha256] = r end
+    if r.kind == "evaluation" and r.candidate and r.candidate.sha256 then
+      run.evaluations[r.candidate.sha256] = r
+      -- an evaluation a cached compile answered may carry no compile stage
+      run.compiled[r.candidate.sha256] = recorded_compile(r, r.arch) or run.compiled[r.candidate.sha256]
+    end
     if (r.kind == "walk_step" or r.kind == "probe") and r.labels then
       run.labels[r.from] = run.labels[r.from] or r.labels.from
       run.labels[r.to] = run.labels[r.to] or r.labels.to
@@ -103,8 +118,7 @@ local function facts_of(run, sha, arch, params)
   local text, values = text_of(run, sha), false
   if text then
     local ev = run.evaluations[sha]
-    local compile = ev and ev.stages and ev.stages.compile
-    local res = compile and compile.functions and { functions = compile.functions, arch = ev.arch or arch } or nil
+    local res = run.compiled[sha] or (run.elsewhere and run.elsewhere[sha])
     local f = facts.of(text, run.w.kernel, { workload = run.w, arch = arch, compile = res, record = not params and ev or nil,
                                              params = params })
     if f then
@@ -227,10 +241,8 @@ local function skills_of(run, r)
   return { { skill = string.format("template-%s-%s", lineage, into), template = true } }
 end
 
-function M.folder(dir, opts)
-  opts = opts or {}
-  local run, err = open_run(dir)
-  if not run then return {}, { { path = dir, message = err } } end
+local function extract_run(run, opts)
+  local dir = run.dir
   local arch = opts.arch or run.arch or "sm_90"
   local out, problems = {}, {}
   for _, r in ipairs(run.records) do
@@ -266,6 +278,12 @@ function M.folder(dir, opts)
   return out, problems
 end
 
+function M.folder(dir, opts)
+  local run, err = open_run(dir)
+  if not run then return {}, { { path = dir, message = err } } end
+  return extract_run(run, opts or {})
+end
+
 local function by_evidence(a, b)
   if a.evidence.run ~= b.evidence.run then return a.evidence.run < b.evidence.run end
   if a.evidence.key ~= b.evidence.key then return a.evidence.key < b.evidence.key end
@@ -273,9 +291,25 @@ local function by_evidence(a, b)
 end
 
 function M.folders(dirs, opts)
-  local all, problems = {}, {}
+  opts = opts or {}
+  local all, problems, runs = {}, {}, {}
   for _, dir in ipairs(dirs) do
-    local obs, p = M.folder(dir, opts)
+    local run, err = open_run(dir)
+    if run then runs[#runs + 1] = run else problems[#problems + 1] = { path = dir, message = err } end
+  end
+  -- every recorded compile of a text, the first run by id's (whatever the
+  -- folders' order), for the kernels a run judged but never evaluated
+  table.sort(runs, function(a, b)
+    if a.id ~= b.id then return tostring(a.id) < tostring(b.id) end
+    return a.dir < b.dir
+  end)
+  local compiled = {}
+  for _, run in ipairs(runs) do
+    for sha, res in pairs(run.compiled) do compiled[sha] = compiled[sha] or res end
+    run.elsewhere = compiled
+  end
+  for _, run in ipairs(runs) do
+    local obs, p = extract_run(run, opts)
     for _, o in ipairs(obs) do all[#all + 1] = o end
     for _, x in ipairs(p) do problems[#problems + 1] = x end
   end
