@@ -44,6 +44,13 @@ local LEGAL = {
   -- the guard must leave before it (kir_matrix found the fault on emu)
   { "row_argmax", "split_reduce(y=4)", "__syncthreads();\n  if (!live_) return;", "ties go", "sample" },
   { "rmsnorm", "split_reduce(block=128)", "part_ss_1[warp_]", "shared memory" },
+  -- a group of lanes an output (short CSR rows): a group past the bounds
+  -- must join the shuffles, read nothing, and store nothing
+  { "spmv_csr", "split_reduce(warp,lanes=8)", "int r = blockIdx.x * 32 + threadIdx.x / 8;", "group of 8", "sample" },
+  { "row_argmax", "split_reduce(warp,lanes=4)", "if (live_) {\n      if (row[best_o] > row[best]", "reads nothing", "sample" },
+  -- a block's warps still shuffle inside a warp (offsets from 16)
+  { "layernorm", "split_reduce(block=256)", "for (int o_ = 16; o_ > 0; o_ /= 2) sq +=", "shared memory", "sample" },
+  { "layernorm", "split_reduce(warp,lanes=16)", "for (int c = lane_; c < cols; c += 16) y[", "stores apart" },
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
   { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },
@@ -246,6 +253,8 @@ local ILLEGAL = {
   { "matmul_abt", "register_tile(2,2) map(x=n0_,y=m0_,block=32x8)", "map goes before register_tile" },
   { "matmul_abt", "stage(buffers=3)", "buffers=1 or buffers=2" },
   { "gemv", "split_reduce(block=100)", "whole warps" },
+  { "gemv", "split_reduce(warp,lanes=3)", "lanes is 2, 4, 8, 16 or 32" },
+  { "gemv", "split_reduce(block=256,lanes=4)", "groups the lanes of a warp" },
   { "gemv", "stage(A)", "no reuse" },
   { "scan_rows", "unflatten()", "no top digit" },
   { "gemv", "unflatten()", "no inner digit" },

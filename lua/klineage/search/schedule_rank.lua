@@ -8,7 +8,10 @@
 --     vectorize divide the threads, split_reduce multiplies them, and a
 --     kernel with fewer outputs than threads gains from more (as a square
 --     root: a latency-bound loop overlaps some of its loads anyway);
---   - lanes a short reduction leaves idle (split_reduce over L < 2p);
+--   - lanes a short reduction leaves idle (split_reduce over L < 2p), and
+--     the merge's shuffles where a split gains nothing else;
+--   - a loop whose range a load decides (a CSR row, `k` from row_ptr[r]):
+--     lanes on r read it at unrelated places, whatever k's stride;
 --   - reuse a stage or register tile captures (loads independent of an
 --     output axis; a load a warp broadcasts gains the square root), and
 --     the strided loads stage's tile exchange makes coalesced;
@@ -95,9 +98,35 @@ end
 
 local function coalesced(stride) return stride == nil or stride == "0" or stride == "1" end
 
+-- The loop variables whose range a load decides, by the names that load's
+-- index reads (a CSR row's `for (k = row_ptr[r]; k < row_ptr[r + 1]; ...)`
+-- gives k = { r = true }): along r, lanes at the same trip read unrelated
+-- places, whatever k's own stride.
+local function data_ranges(a)
+  if a.data_ranges then return a.data_ranges end
+  local out = {}
+  for _, l in ipairs(a.loops and a.loops.list or {}) do
+    for _, b in ipairs({ l.lo, l.hi }) do
+      ir.visit(b, function(e)
+        if e.k == "index" then
+          for name in pairs(ir.vars(e)) do
+            out[l.var] = out[l.var] or {}
+            out[l.var][name] = true
+          end
+        end
+      end)
+    end
+  end
+  a.data_ranges = out
+  return out
+end
+
 -- An access's stride along dimension d (an axis, one of its digits, or a loop variable).
-local function stride_along(acc, d, digits)
+local function stride_along(acc, d, digits, ranges)
   if not acc.coefs then return "?" end
+  for v, c in pairs(acc.coefs) do
+    if c ~= "0" and ranges and ranges[v] and ranges[v][d] then return "?" end
+  end
   local s = acc.coefs[d]
   for dn, dg in pairs(digits or {}) do
     if dg.of == d and dg.inner and acc.coefs[dn] then s = acc.coefs[dn] end
@@ -124,7 +153,7 @@ local function cost_along(a, d, tile)
   local cost, shapes = 0, {}
   for _, acc in ipairs(a.accesses or {}) do
     if acc.array ~= "?" and (acc.kind == "load" or acc.kind == "store") then
-      local s = d and stride_along(acc, d, a.digits) or acc.stride_x
+      local s = d and stride_along(acc, d, a.digits, data_ranges(a)) or acc.stride_x
       local c = coalesced(s) and 1 or M.STRIDED_COST
       if tile and acc.kind == "load" then
         local shape = shape_of(acc)
@@ -215,13 +244,21 @@ function FACTOR.split_reduce(m, step)
     return par * useful, string.format("%d lanes along y an output over a reduction of %d, the outputs' accesses as they were: parallelism %.1fx, merge overhead %.2fx",
       y, m.reduce_len, par, useful)
   end
-  local p = step.args[1] == "warp" and 32 or tonumber(step.args.block) or 256
+  local p = step.args[1] == "warp" and (tonumber(step.args.lanes) or 32) or tonumber(step.args.block) or 256
   local par = math.sqrt(fill(m.threads * p, m.device) / fill(m.threads, m.device))
   local idle = math.min(1, m.reduce_len / (2 * p))
   local coal = cost_along(m.a, m.x) / cost_along(m.a, m.reduce_var)
+  -- the merge: log2 shuffle steps inside a warp, then one a warp of a block,
+  -- beside each lane's len / p trips; it counts where nothing is gained
+  -- besides (the device already full, the accesses as coalesced as before)
+  local merge = 1
+  if par <= 1 and coal <= 1 then
+    local trips, steps = m.reduce_len / p, math.log(math.min(p, 32), 2) + math.max(0, p // 32 - 1)
+    merge = trips / (trips + steps)
+  end
   m.threads, m.x = m.threads * p, m.reduce_var
-  return par * idle * coal, string.format("%d lanes an output over a reduction of %d: parallelism %.1fx, lanes busy %.0f %%, accesses %.2fx",
-    p, m.reduce_len, par, idle * 100, coal)
+  return par * idle * coal * merge, string.format("%d lanes an output over a reduction of %d: parallelism %.1fx, lanes busy %.0f %%, accesses %.2fx, merge %.2fx",
+    p, m.reduce_len, par, idle * 100, coal, merge)
 end
 
 -- stage's tile exchange (a transpose), from its reason: the operands it
@@ -245,7 +282,7 @@ local function cost_exchanged(a, d, arrays)
   for _, acc in ipairs(a.accesses or {}) do
     if acc.array ~= "?" and (acc.kind == "load" or acc.kind == "store") then
       local direct = acc.kind == "load" and arrays[acc.array]
-      cost = cost + ((direct or coalesced(stride_along(acc, d, a.digits))) and 1 or M.STRIDED_COST)
+      cost = cost + ((direct or coalesced(stride_along(acc, d, a.digits, data_ranges(a)))) and 1 or M.STRIDED_COST)
     end
   end
   return math.max(cost, 0.25)

@@ -1,7 +1,8 @@
--- split_reduce(warp [, wpb=W]) | split_reduce(block=B) (split_reduce(y=R):
--- apply_y below): the output on
--- threadIdx.x gets a warp (W outputs per block) or a whole block of B
--- threads. Each top-level loop of the per-point code is split over them:
+-- split_reduce(warp [, wpb=W] [, lanes=L]) | split_reduce(block=B)
+-- (split_reduce(y=R): apply_y below): the output on threadIdx.x gets a
+-- warp (W warps a block), a group of L lanes of a warp (L = 2 to 16: 32 / L
+-- outputs a warp, for reductions too short to keep 32 lanes busy, as the
+-- rows of a sparse matrix), or a whole block of B threads. Each top-level loop of the per-point code is split over them:
 -- a reduction (+, max, min, argmax/argmin with the index tie-break) runs
 -- over a strided share of the range and its partial results meet through
 -- an xor butterfly of shuffles (all lanes end with the same value), then,
@@ -14,8 +15,9 @@ local analysis = require "klineage.kir.analysis"
 
 local M = { name = "split_reduce" }
 
-local LANE, OFF, WARP = "lane_", "o_", "warp_"
+local LANE, OFF, WARP, LIVE = "lane_", "o_", "warp_", "live_"
 local FULL = "0xffffffffu"
+local GROUP = { [2] = true, [4] = true, [8] = true, [16] = true, [32] = true }
 
 local function let_type(k, name)
   local t
@@ -67,7 +69,7 @@ local function names_of(acc)
   return { acc.name }
 end
 
-local function warp_combine(acc, types)
+local function warp_combine(acc, types, width, live)
   local lets, body = {}, {}
   local other = {}
   for _, n in ipairs(names_of(acc)) do
@@ -79,8 +81,13 @@ local function warp_combine(acc, types)
     end
   end
   for _, s in ipairs(lets) do body[#body + 1] = s end
-  for _, s in ipairs(merge(acc, types, function(n) return ir.copy(other[n]) end)) do body[#body + 1] = s end
-  local loop_init = { s = "let", type = "int", name = OFF, init = ir.num(16) }
+  local merged = merge(acc, types, function(n) return ir.copy(other[n]) end)
+  -- an argmax's merge may read its key at the lanes' indices: a group past
+  -- the bounds shuffles (its neighbours wait on it) but reads nothing
+  if live and #lets > 0 then merged = { { s = "if", cond = ir.var(live), then_ = merged } } end
+  for _, s in ipairs(merged) do body[#body + 1] = s end
+  -- xor offsets below the group's width stay inside the group
+  local loop_init = { s = "let", type = "int", name = OFF, init = ir.num((width or 32) // 2) }
   return { s = "for", init = loop_init, cond = ir.bin(">", ir.var(OFF), ir.num(0)),
     step = { s = "assign", lhs = ir.var(OFF), op = "/=", rhs = ir.num(2) }, body = body }
 end
@@ -154,7 +161,7 @@ end
 -- lane order. For an output axis too short to fill the device, as the
 -- columns of a column reduction. Every thread reaches the one barrier: a
 -- thread past the guard skips the loop, waits, and returns right after it.
-local LY, LIVE = "ly_", "live_"
+local LY = "ly_"
 
 local function apply_y(k, p)
   local r = p.y
@@ -262,22 +269,50 @@ function M.apply(k, p)
   if mode == "block" and (type(nt) ~= "number" or nt % 32 ~= 0 or nt < 64 or nt > 1024) then return nil, "a block split needs 64 to 1024 threads, whole warps" end
   local wpb = mode == "warp" and (p.wpb or 8) or 1
   if type(wpb) ~= "number" or wpb < 1 or wpb > 32 then return nil, "wpb is 1 to 32 warps a block" end
+  local width = mode == "warp" and (p.lanes or 32) or nt
+  if mode == "warp" and not GROUP[width] then return nil, "lanes is 2, 4, 8, 16 or 32 lanes an output" end
+  if mode ~= "warp" and p.lanes then return nil, "lanes=L groups the lanes of a warp: split_reduce(warp, lanes=L)" end
+  -- several outputs a warp: a lane past the bounds may not leave before the
+  -- shuffles its group's neighbours wait on
+  local grouped = width < 32
   local out = ir.clone(k)
   local x = ir.axis_on(out, "x")
   if not x or not x.block then return nil, "no output axis on threadIdx.x" end
   if not x.extent_ann then return nil, "the guard gives no bound for " .. x.name end
-  local a, why = lanes_apart(out, { LANE, OFF, WARP, "w_" })
+  local a, why = lanes_apart(out, { LANE, OFF, WARP, LIVE, "w_" })
   if not a then return nil, why end
   local types, reduces, maps, reasons = {}, 0, 0, {}
   local body = {}
   local shared_decls = {}
   local warps = nt // 32
-  for _, s in ipairs(out.body) do
-    if s.s == "let" then types[s.name] = s.type end
+  local last_reduce = 0
+  if grouped then
+    if not out.guard then return nil, "no bounds guard: lanes=L needs to know which lanes are past the bounds" end
+    for i, s in ipairs(out.body) do
+      if s.s == "for" and a.loops[s] and a.loops[s].kind == "reduce" then last_reduce = i end
+    end
+    body[1] = { s = "let", type = "const bool", name = LIVE, init = ir.live(out.guard) }
+  end
+  for i, stmt in ipairs(out.body) do
+    local s = stmt
+    -- before the last merge a lane past the bounds stays, reading nothing
+    local dead_stays = grouped and i <= last_reduce
+    if s.s == "let" then
+      types[s.name] = s.type
+      if dead_stays and s.init then
+        local reads
+        ir.visit(s.init, function(e) if e.k == "index" or e.k == "call" then reads = true end end)
+        if reads then
+          s = ir.copy_stmts({ s })[1]
+          s.init = { k = "tern", c = ir.var(LIVE), a = s.init, b = ir.num(0) }
+        end
+      end
+    end
     if s.s == "for" then
       local loop = a.loops[s]
       if loop.kind == "seq" then return nil, "the loop over " .. loop.var .. " is sequential (" .. loop.why .. "): it cannot be split" end
-      local lane_loop = lane_share(s, loop.var, LANE, mode == "warp" and 32 or nt)
+      local lane_loop = lane_share(s, loop.var, LANE, width)
+      if dead_stays then lane_loop = { s = "if", cond = ir.var(LIVE), then_ = { lane_loop } } end
       if loop.kind == "reduce" then
         reduces = reduces + 1
         local ops = {}
@@ -292,7 +327,7 @@ function M.apply(k, p)
           for _, n in ipairs(names_of(acc)) do
             if not types[n] then return nil, "the accumulator " .. n .. " is not declared before the loop" end
           end
-          body[#body + 1] = warp_combine(acc, types)
+          body[#body + 1] = warp_combine(acc, types, math.min(width, 32), grouped and LIVE or nil)
           if mode == "block" then
             local shared = {}
             for _, n in ipairs(names_of(acc)) do
@@ -303,6 +338,10 @@ function M.apply(k, p)
           end
         end
         reasons[#reasons + 1] = "the loop over " .. loop.var .. " reduces " .. table.concat(ops, ", ")
+        if grouped and i == last_reduce then
+          -- every shuffle is done: a lane past the bounds leaves
+          body[#body + 1] = { s = "if", cond = { k = "un", op = "!", a = ir.var(LIVE) }, then_ = { { s = "return" } } }
+        end
       else
         maps = maps + 1
         body[#body + 1] = lane_loop
@@ -318,6 +357,7 @@ function M.apply(k, p)
       if atomic == true then return nil, "an atomic outside the split loops would run once per lane" end
       if atomic == "raw" then return nil, "an opaque loop outside the split loops would run once per lane" end
       if atomic == "loop" then return nil, "a loop nested in a branch: only top-level loops are split" end
+      if dead_stays and s.s ~= "let" then s = { s = "if", cond = ir.var(LIVE), then_ = { s } } end
       body[#body + 1] = s
     end
   end
@@ -326,9 +366,11 @@ function M.apply(k, p)
   local bid = ir.member("blockIdx", "x")
   if x.cast then bid = { k = "cast", type = x.cast, a = bid } end
   if mode == "warp" then
-    x.expr = ir.bin("+", ir.bin("*", bid, ir.num(wpb)), ir.bin("/", ir.member("threadIdx", "x"), ir.num(32)))
-    x.threads_ann, x.per_block_ann = tostring(32 * wpb), tostring(wpb)
-    out.pre = { { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.member("threadIdx", "x"), ir.num(32)) } }
+    local per_block = wpb * (32 // width)
+    x.expr = ir.bin("+", ir.bin("*", bid, ir.num(per_block)), ir.bin("/", ir.member("threadIdx", "x"), ir.num(width)))
+    x.threads_ann, x.per_block_ann = tostring(32 * wpb), tostring(per_block)
+    out.pre = { { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.member("threadIdx", "x"), ir.num(width)) } }
+    if grouped then out.guard = nil end
   else
     x.expr = bid
     x.threads_ann, x.per_block_ann = tostring(nt), "1"
@@ -347,13 +389,16 @@ function M.apply(k, p)
   if not ok then return nil, why end
   out.applied[#out.applied + 1] = "split_reduce"
   local ties, rounding = order_words(a, types)
-  return out, string.format("legal: %s; each %s takes a strided share and the partials meet by a shuffle butterfly%s%s; %s",
-    table.concat(reasons, "; "), mode == "warp" and "lane of a warp" or ("of " .. nt .. " threads"),
-    mode == "block" and " then shared memory in warp order" or "", ties, rounding)
+  local who = mode == "block" and ("of " .. nt .. " threads") or
+    (grouped and string.format("lane of a group of %d (%d outputs a warp)", width, 32 // width) or "lane of a warp")
+  local dead = grouped and "a lane past the bounds reads nothing, joins its group's shuffles and leaves after the last; " or ""
+  return out, string.format("legal: %s; each %s takes a strided share and the partials meet by a shuffle butterfly%s%s%s; %s%s",
+    table.concat(reasons, "; "), who, grouped and " inside the group" or "",
+    mode == "block" and " then shared memory in warp order" or "", ties, dead, rounding)
 end
 
 function M.candidates(k)
-  return { { "warp" }, { "warp", wpb = 4 }, { block = 256 }, { y = 4 }, { y = 8 } }
+  return { { "warp" }, { "warp", wpb = 4 }, { "warp", lanes = 4 }, { "warp", lanes = 8 }, { block = 256 }, { y = 4 }, { y = 8 } }
 end
 
 return M
