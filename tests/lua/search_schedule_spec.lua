@@ -80,6 +80,23 @@ describe("the static model", function()
     end
   end)
 
+  it("folds a schedule whose grid along y or z cannot launch at the bench size, and skips one no fold helps", function()
+    -- spmm_csr: one block a row puts 131072 rows on blockIdx.y; batched_gemm's
+    -- unflatten puts 65536 batches on blockIdx.z
+    for _, case in ipairs({ { "spmm_csr", "split_reduce(warp,lanes=4) persist(blocks=65535,dim=y)" },
+                            { "batched_gemm", "unflatten(block=32x8) persist(blocks=65535,dim=z)" } }) do
+      local _, rows = top(case[1])
+      local found
+      for _, r in ipairs(rows) do
+        if r.schedule == case[2] then found = r end
+        -- the unfolded form is never offered
+        expect(r.schedule == case[2]:gsub(" persist%(.-%)$", "")):equals(false)
+      end
+      if not found then fail("%s: no row %s", case[1], case[2]) end
+      expect(found.source):contains("min(")
+    end
+  end)
+
   it("sees a CSR row's loads scattered across rows: a group of lanes a row coalesces them", function()
     -- 524288 rows of 16 nonzeros on average: the range of k is read from
     -- row_ptr[r], so lanes on r read unrelated places; 8 lanes a row read
@@ -129,11 +146,16 @@ describe("the static model", function()
 end)
 
 describe("a schedule that cannot launch", function()
-  it("is not proposed, and the decision says which size and which limit", function()
+  it("where no fold helps, is not proposed, and the decision says which size and which limit", function()
     local tw, src = task("spmm_csr") -- 131072 rows: a block a row would need grid.y past 65535
     local state = fake_state()
     state.workload = tw
-    local rows = schedules.rows(state, { source = src, sha256 = "s" })
+    -- a fold past CUDA's limit is refused: nothing makes these launch
+    local blocks = schedules.FOLD_BLOCKS
+    schedules.FOLD_BLOCKS = 65536
+    local ok, rows = pcall(schedules.rows, state, { source = src, sha256 = "s" })
+    schedules.FOLD_BLOCKS = blocks
+    if not ok then error(rows, 0) end
     expect(#rows):at_least(1)
     for _, r in ipairs(rows) do expect(r.schedule:find("^split_reduce") == nil):equals(true) end
     local said

@@ -31,13 +31,14 @@ local M = {}
 -- Moving which thread touches which element changes how a warp's accesses fall on memory.
 local REMAPS = { "stage", "register_tile", "coarsen", "vectorize", "split_reduce", "scan", "privatize", "unflatten", "map" }
 -- How much a thread loads or stores.
-local WORK = { "register_tile", "coarsen", "vectorize", "split_reduce", "scan", "privatize", "stage" }
+local WORK = { "register_tile", "coarsen", "vectorize", "split_reduce", "scan", "privatize", "stage", "persist" }
 -- Code that brings (or takes) loops of its own.
-local LOOPS = { "register_tile", "coarsen", "stage", "split_reduce", "scan", "vectorize", "privatize", "unroll" }
+local LOOPS = { "register_tile", "coarsen", "stage", "split_reduce", "scan", "vectorize", "privatize", "unroll", "persist" }
 -- The layout of shared memory or of the threads' reads of it.
 local SHARED = { "stage", "vectorize", "register_tile", "split_reduce", "coarsen", "scan", "privatize" }
 
 local function v(x) return x == nil and "-" or tostring(x) end
+local outputs_grow, persistent
 
 local function threads_of(block)
   local n = 1
@@ -149,6 +150,27 @@ local function double_buffered(d, c, gone)
   d:account(c, d:use("stage", { buffers = 2 }, c.feature, gone))
 end
 
+-- persist: blocks that take the unfolded grid's blocks in turn, each turn
+-- its own outputs, so a thread's outputs grow with the loop. A fixed grid
+-- whose threads only read more (a sum over the grid, fewer partials) is a
+-- reduction split over several blocks, which kir does not build.
+function outputs_grow(d, gone)
+  local a, b = d.old.features["outputs.per_thread"], d.new.features["outputs.per_thread"]
+  if gone then a, b = b, a end
+  return a ~= nil and b ~= nil and tostring(a) ~= tostring(b) and tostring(b):find("n", 1, true) ~= nil
+end
+
+function persistent(d, c, what)
+  local gone = c.after == nil
+  if outputs_grow(d, gone) then
+    for _, x in ipairs(d.primitives) do
+      if x.name == "persist" then x.because[#x.because + 1] = c.feature; return d:account(c, x.text) end
+    end
+    return d:account(c, d:use("persist", { dim = "x" }, c.feature, gone))
+  end
+  d:refuse(c, what .. ", its threads' outputs as many as before: a reduction split over several blocks, no primitive")
+end
+
 -- Feature rules, in three passes: primitives the changes name directly,
 -- then changes any of the delta's primitives account for, then what is left.
 local DRIVERS = {
@@ -163,8 +185,8 @@ local DRIVERS = {
     if c.before and c.after then return d:account(c, d:use("map", { block = d.new.features.block, x = d.new.map_x }, c.feature)) end
     d:refuse(c, "the launch line changed its grid")
   end },
-  { "^grid%.fixed$", function(d, c) d:refuse(c, "a persistent grid (a fixed number of blocks looping over the work): no primitive") end },
-  { "^loops%.grid_stride$", function(d, c) d:refuse(c, "a loop over the whole grid (persistent threads): no primitive") end },
+  { "^grid%.fixed$", function(d, c) persistent(d, c, "a persistent grid (a fixed number of blocks looping over the work)") end },
+  { "^loops%.grid_stride$", function(d, c) persistent(d, c, "a loop over the whole grid (persistent threads)") end },
   { "^global%.[^.]+%.width$", function(d, c)
     if c.after and c.after >= 2 then return d:account(c, d:use("vectorize", { c.after }, c.feature)) end
     d:account(c, d:use("vectorize", {}, c.feature, true))
@@ -213,7 +235,9 @@ local DRIVERS = {
     local has = set_of(c.after)
     local prim
     for _, lvl in ipairs(add) do
-      if lvl == "grid" then why[#why + 1] = "threads loop over the whole grid (persistent): no primitive"
+      if lvl == "grid" then
+        if outputs_grow(d) then prim = d:use("persist", { dim = "x" }, c.feature)
+        else why[#why + 1] = "threads loop over the whole grid (persistent): no primitive" end
       elseif lvl == "block" or (lvl == "warp" and has.block) then
         prim = d:use("split_reduce", { block = threads_of(d.new.features.block) }, c.feature)
       elseif lvl == "warp" then
@@ -222,7 +246,9 @@ local DRIVERS = {
       end
     end
     for _, lvl in ipairs(rem) do
-      if lvl == "grid" then why[#why + 1] = "the loop over the whole grid is gone: no primitive"
+      if lvl == "grid" then
+        if outputs_grow(d, true) then prim = d:use("persist", { dim = "x" }, c.feature, true)
+        else why[#why + 1] = "the loop over the whole grid is gone: no primitive" end
       elseif not prim then prim = d:use("split_reduce", {}, c.feature, true) end
     end
     if #why > 0 then return d:refuse(c, table.concat(why, "; ")) end

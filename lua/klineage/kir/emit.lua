@@ -33,8 +33,16 @@ local function simple_text(s, ctx)
   end
   if s.s == "expr" then return ir.text(s.e) .. ";" end
   if s.s == "discard" then return ir.text({ k = "cast", type = "void", a = s.e }) .. ";" end
-  if s.s == "return" then return ctx.in_points and ctx.loop_depth == 0 and "continue;" or "return;" end
+  if s.s == "return" then return M.leave(ctx) end
   return s.s .. ";"
+end
+
+-- What `return` becomes: the next point of a thread's points (at their
+-- loop's level), the end of a persistent block's turn, or the return.
+function M.leave(ctx)
+  if ctx.in_points and ctx.loop_depth == 0 then return "continue;" end
+  if ctx.persist then return "goto " .. ctx.persist .. ";" end
+  return "return;"
 end
 
 local function step_text(s)
@@ -77,7 +85,7 @@ local function emit_stmt(s, out, ind, ctx)
     out[#out + 1] = pad .. "}"
   elseif s.s == "for" then
     local head = pad .. "for (" .. (s.init and simple_text(s.init, ctx) or ";") .. " " .. ir.text(s.cond) .. "; " .. step_text(s.step) .. ")"
-    local inner = { in_points = ctx.in_points, loop_depth = ctx.loop_depth + 1 }
+    local inner = { in_points = ctx.in_points, loop_depth = ctx.loop_depth + 1, persist = ctx.persist }
     if #s.body == 1 and SIMPLE[s.body[1].s] then
       out[#out + 1] = head .. " " .. simple_text(s.body[1], inner)
       return
@@ -111,26 +119,46 @@ local function point_code(k, out, ind, ctx)
   end
   local body = k.body
   if k.guard and k.guard.form == "return" then
-    out[#out + 1] = pad .. "if (" .. ir.text(k.guard.cond) .. ") " .. (ctx.in_points and "continue;" or "return;")
+    out[#out + 1] = pad .. "if (" .. ir.text(k.guard.cond) .. ") " .. M.leave(ctx)
   elseif k.guard then
     body = { { s = "if", cond = k.guard.cond, then_ = k.body } }
   end
   emit_stmts(body, out, ind, ctx)
 end
 
-function M.body_text(k)
-  local out = { "{" }
-  local ctx = { in_points = false, loop_depth = 0 }
-  emit_stmts(k.uniform, out, 1, ctx)
-  emit_stmts(k.pre or {}, out, 1, ctx)
+local function kernel_code(k, out, ind, persist)
+  local pad = string.rep(IND, ind)
+  local ctx = { in_points = false, loop_depth = 0, persist = persist }
+  emit_stmts(k.uniform, out, ind, ctx)
+  emit_stmts(k.pre or {}, out, ind, ctx)
   local points = k.schedule and k.schedule.points
   if points then
-    out[#out + 1] = IND .. "for (int " .. points.var .. " = 0; " .. points.var .. " < " .. points.count .. "; ++" ..
+    out[#out + 1] = pad .. "for (int " .. points.var .. " = 0; " .. points.var .. " < " .. points.count .. "; ++" ..
       points.var .. ") {"
-    point_code(k, out, 2, { in_points = true, loop_depth = 0 })
+    point_code(k, out, ind + 1, { in_points = true, loop_depth = 0, persist = persist })
+    out[#out + 1] = pad .. "}"
+  else
+    point_code(k, out, ind, ctx)
+  end
+end
+
+function M.body_text(k)
+  local out = { "{" }
+  local fold = k.schedule and k.schedule.persist
+  if fold then
+    -- persist: the body is one turn of the block's loop over the unfolded grid
+    local var, axis = require("klineage.kir.primitives.persist").var(fold.dim), ir.axis_on(k, fold.dim)
+    local label = require("klineage.kir.primitives.persist").NEXT
+    out[#out + 1] = string.format("%sfor (%s %s = blockIdx.%s; %s < %s; %s += gridDim.%s) {", IND, axis.type or "int", var,
+      fold.dim, var, ir.text(fold.count), var, fold.dim)
+    out[#out + 1] = IND .. IND .. "{"
+    kernel_code(k, out, 3, label)
+    out[#out + 1] = IND .. IND .. "}"
+    out[#out + 1] = IND .. label .. ":"
+    out[#out + 1] = IND .. IND .. (fold.barrier and "__syncthreads();" or ";")
     out[#out + 1] = IND .. "}"
   else
-    point_code(k, out, 1, ctx)
+    kernel_code(k, out, 1, nil)
   end
   out[#out + 1] = "}"
   return table.concat(out, "\n")

@@ -8,7 +8,8 @@
 --   schedule.sequences(k [, depth [, limit]]) -> { { text, kernel, reasons } } legal sequences
 local M = {}
 
-M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan" }
+M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan",
+  "persist" }
 
 function M.primitive(name)
   for _, n in ipairs(M.ORDER) do
@@ -79,6 +80,11 @@ function M.apply(k, steps)
   local log = {}
   for _, st in ipairs(steps) do
     local p = M.primitive(st.name)
+    if k.schedule.persist then
+      -- the fold renamed the block index everywhere: nothing builds on it
+      log[#log + 1] = { name = st.name, params = st.params, legal = false, reason = "persist goes last" }
+      return nil, M.text(st.name, st.params) .. ": persist goes last", log
+    end
     local ok, nk, reason = pcall(p.apply, k, st.params)
     if not ok then nk, reason = nil, st.name .. " failed: " .. tostring(nk):gsub("\n.*", "") end
     log[#log + 1] = { name = st.name, params = st.params, legal = nk ~= nil, reason = reason }
@@ -120,6 +126,7 @@ end
 
 function M.candidates(k)
   local out = {}
+  if k.schedule.persist then return out end -- it goes last
   for _, name in ipairs(M.ORDER) do
     local p = M.primitive(name)
     for _, params in ipairs(p.candidates(k)) do

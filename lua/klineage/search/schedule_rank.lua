@@ -232,6 +232,10 @@ function FACTOR.vectorize(m, step)
   return fill(m.threads, m.device) / before * (1 + M.VECTOR_GAIN * n), string.format("%d-wide accesses", n)
 end
 
+function FACTOR.persist(_, step)
+  return 1, string.format("at most %s blocks along %s take the same blocks in turn: the same work", tostring(step.args.blocks), tostring(step.args.dim))
+end
+
 function FACTOR.split_reduce(m, step)
   if not m.reduce_var then return 1, "no reduction found" end
   local y = tonumber(step.args.y)

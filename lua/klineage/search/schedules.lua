@@ -28,6 +28,7 @@ local workload = require "klineage.workload"
 local annotations = require "klineage.workload.annotations"
 
 local M = {}
+local fold
 
 M.DEPTH, M.LIMIT = 2, 100
 
@@ -160,6 +161,25 @@ local function used_in(text)
   return used
 end
 
+-- A sequence that cannot launch for its grid along y or z (one block an
+-- output past 65,535 of them), folded by persist so that it can: the
+-- sequence with the fold, its kernel's text; nil where no fold helps.
+M.FOLD_BLOCKS = 65535
+function fold(seq, text, w)
+  local persist = kir.primitive("persist")
+  for _, dim in ipairs({ "y", "z" }) do
+    local params = { dim = dim, blocks = M.FOLD_BLOCKS }
+    local nk, why = persist.apply(seq.kernel, params)
+    local ok, t = false, nil
+    if nk then ok, t = pcall(kir.emit, nk) end
+    if ok and type(t) == "string" and t ~= text and not M.unlaunchable(t, w) then
+      local reasons = { table.unpack(seq.reasons) }
+      reasons[#reasons + 1] = why
+      return { seq = { text = seq.text .. " " .. kir_schedule.text("persist", params), kernel = nk, reasons = reasons }, text = t }
+    end
+  end
+end
+
 -- One row per usable sequence: emitted, checked to launch, predicted over
 -- the node's own prediction (base). `prefix` is the node's sequence the
 -- row extends ("" where it starts from the unscheduled kernel again).
@@ -176,6 +196,13 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
       local usable = eok and type(text) == "string" and text ~= node.source and not ctx.emitted[text]
       if usable then ctx.emitted[text] = true end
       local stop = usable and M.unlaunchable(text, state.workload)
+      if stop then
+        local folded = fold(seq, text, state.workload)
+        if folded then
+          seq, text, stop = folded.seq, folded.text, nil
+          whole = ctx.prefix == "" and seq.text or ctx.prefix .. " " .. seq.text
+        end
+      end
       local prior, blocked
       if usable and not stop then prior, blocked = M.prior(state, node, ctx.prefix == "" and whole or seq.text) end
       if stop or blocked then
