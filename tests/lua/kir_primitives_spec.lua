@@ -243,6 +243,15 @@ extern "C" __global__ void add_transposed(int m, int n, const float *in, float *
 local ILLEGAL = {
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
   { "gemv", "persist(dim=y,blocks=4)", "no output axis on blockIdx.y" },
+  -- the turn's index would shadow a parameter of the same name
+  { [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void shadow(int n, float bx_, const float *a, float *b) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i >= n) return;
+  b[i] = a[i] * bx_;
+}
+]==], "persist(dim=x,blocks=2)", "the kernel already names bx_" },
   { "spmm_csr", "split_reduce(warp) persist(dim=y,blocks=70000)", "blocks is 1 to 65535 along y" },
   { "gemv", "persist(dim=x,blocks=2) persist(dim=x,blocks=2)", "persist goes last" },
   { "gemv", "persist(dim=x,blocks=2) split_reduce(warp)", "persist goes last" },

@@ -74,7 +74,10 @@ function M.apply(k, p)
   end
   for _, n in ipairs({ M.var(dim), M.NEXT }) do
     local taken
-    ir.walk(k.body, function(s) if s.s == "let" and s.name == n then taken = true end end)
+    for _, prm in ipairs(k.params or {}) do if prm.name == n then taken = true end end
+    for _, list in ipairs({ k.uniform, k.pre or {}, k.body }) do
+      ir.walk(list, function(s) if s.s == "let" and s.name == n then taken = true end end)
+    end
     if taken or n == axis.name then return nil, "the kernel already names " .. n end
   end
   local out = ir.clone(k)
