@@ -308,6 +308,11 @@ describe("klineage lift and klineage schedule", function()
     local _, ucode = klineage("schedule", suite .. "/colsum/kernel.cu", "--workload", suite .. "/colsum", "--apply", "nope(1)")
     expect(ucode):equals(2)
   end)
+
+  it("schedule --help names every primitive", function()
+    local help = klineage("schedule", "--help")
+    for _, name in ipairs(require("klineage.kir").PRIMITIVES) do expect(help):contains(name .. "(") end
+  end)
 end)
 
 describe("mutated suite kernels", function()

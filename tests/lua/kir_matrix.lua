@@ -1,7 +1,9 @@
 -- The exhaustive matrix (ctest lua/kir_matrix_rest, label long): every
 -- legal application kir.candidates lists for every held-out kernel (and
 -- matmul and the lineages' first versions), and
--- the pairs of them in the primitives' order, through the gate on emu
+-- the pairs of them in the primitives' order, and the first application
+-- of each primitive folded by persist (two blocks along each dimension it
+-- may take, so every block runs several turns), through the gate on emu
 -- against the task's C reference at every test size. A primitive that
 -- says "legal" must never give a kernel the gate refuses.
 package.path = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") .. "/?.lua;" .. package.path
@@ -39,6 +41,20 @@ for _, t in ipairs(kernels) do
             seen[c2.name] = true
             schedules[#schedules + 1] = c.text .. " " .. c2.text
           end
+        end
+      end
+    end
+    -- persist after the unscheduled kernel and after each primitive's first form
+    local firsts = { { text = "", kernel = k } }
+    local got = {}
+    for _, c in ipairs(singles) do
+      if not got[c.name] then got[c.name] = true; firsts[#firsts + 1] = { text = c.text .. " ", kernel = kir.apply(k, c.text) } end
+    end
+    for _, f in ipairs(firsts) do
+      for _, dim in ipairs({ "x", "y", "z" }) do
+        local params = { dim = dim, blocks = 2 }
+        if f.kernel and kir.primitive("persist").apply(f.kernel, params) then
+          schedules[#schedules + 1] = f.text .. require("klineage.kir.schedule").text("persist", params)
         end
       end
     end

@@ -23,13 +23,18 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
                                             operands reused across a block into shared memory (buffers=2:
                                             double buffered); loop-free: a stencil's halo, or a
                                             transpose's tile exchange
-  split_reduce(warp [, wpb=W]) | split_reduce(block=B)   a warp or block per output
+  split_reduce(warp [, wpb=W] [, lanes=L]) | split_reduce(block=B)
+                                            a warp, a group of L lanes (2 to 16) or a block
+                                            per output
   split_reduce(y=R)                         R threads along y split each output's reduction
   unroll(F [, loop=VAR])                    F iterations a trip, remainder kept
   coarsen(F [, axis=AXIS])                  F outputs a thread, block-strided, tail guarded
   vectorize(2|4)                            float2/float4 accesses, scalar tail
   privatize(items=F)                        a histogram's scatter into shared memory first
   scan(block=B)                             a per-output prefix sum as a block scan a row
+  persist(dim=D, blocks=G)                  last: at most G blocks along D, each taking the
+                                            unfolded grid's blocks in turn (a grid past
+                                            65535 along y or z launches)
 The new launch is resolved with the workload's parameters (bench and test
 sizes): a geometry CUDA refuses exits 1. The emitted kernel is not judged
 here: run it through `klineage gate` (floating-point reductions that a
