@@ -291,9 +291,25 @@ describe("a schedule skill", function()
   it("shipped: each names a kir primitive, stores only numbers and shapes, and finds rows on kernels it never saw", function()
     -- the development suite's tune part: kernels no lineage is
     local suite = root .. "/examples/suites/held-out"
-    local kernels = {}
-    for _, t in ipairs({ "gemv", "layernorm", "attention_scores", "jacobi2d", "bias_gelu", "scan_rows", "histogram", "batched_gemm" }) do
+    local kernels, searched = {}, {}
+    local tasks = { "gemv", "layernorm", "attention_scores", "jacobi2d", "bias_gelu", "scan_rows", "histogram", "batched_gemm" }
+    for _, t in ipairs(tasks) do
       kernels[#kernels + 1] = assert(kir.lift(read(suite .. "/" .. t .. "/kernel.cu"), {}))
+    end
+    -- persist is offered by the search alone, folding a grid past CUDA's
+    -- limit at the bench size (batched_gemm's unflatten): its rows count too
+    local function search_offers(family)
+      if searched[family] == nil then
+        searched[family] = false
+        for _, t in ipairs(tasks) do
+          local w = assert(require("klineage.workload").load(suite .. "/" .. t .. "/workload.lua"))
+          local state = { workload = w, tried = {}, decided = {}, decide = function() end }
+          for _, row in ipairs(require("klineage.search.schedules").rows(state, { source = read(suite .. "/" .. t .. "/kernel.cu"), sha256 = t })) do
+            if row.schedule:find(family .. "(", 1, true) then searched[family] = true end
+          end
+        end
+      end
+      return searched[family]
     end
     local n = 0
     for _, r in ipairs(records) do
@@ -311,7 +327,7 @@ describe("a schedule skill", function()
         for _, k in ipairs(kernels) do
           for _, c in ipairs(kir.candidates(k)) do if c.name == family then found = true end end
         end
-        if not found then fail("%s: kir offers no %s row on the tune part's kernels", r.id, family) end
+        if not found and not search_offers(family) then fail("%s: kir offers no %s row on the tune part's kernels", r.id, family) end
       end
     end
     expect(n):at_least(4)

@@ -129,7 +129,8 @@ end
 local function kernel_code(k, out, ind, persist)
   local pad = string.rep(IND, ind)
   local ctx = { in_points = false, loop_depth = 0, persist = persist }
-  emit_stmts(k.uniform, out, ind, ctx)
+  -- (persist emits the uniform lets before its loop: its bound reads them)
+  if not persist then emit_stmts(k.uniform, out, ind, ctx) end
   emit_stmts(k.pre or {}, out, ind, ctx)
   local points = k.schedule and k.schedule.points
   if points then
@@ -149,7 +150,10 @@ function M.body_text(k)
     -- persist: the body is one turn of the block's loop over the unfolded grid
     local var, axis = require("klineage.kir.primitives.persist").var(fold.dim), ir.axis_on(k, fold.dim)
     local label = require("klineage.kir.primitives.persist").NEXT
-    out[#out + 1] = string.format("%sfor (%s %s = blockIdx.%s; %s < %s; %s += gridDim.%s) {", IND, axis.type or "int", var,
+    emit_stmts(k.uniform, out, 1, { in_points = false, loop_depth = 0 })
+    -- the turn's index steps: the axis's type without its const
+    local vtype = tostring(axis.type or "int"):gsub("^const%s+", ""):gsub("%s+const$", "")
+    out[#out + 1] = string.format("%sfor (%s %s = blockIdx.%s; %s < %s; %s += gridDim.%s) {", IND, vtype, var,
       fold.dim, var, ir.text(fold.count), var, fold.dim)
     out[#out + 1] = IND .. IND .. "{"
     kernel_code(k, out, 3, label)

@@ -80,12 +80,19 @@ function M.apply(k, p)
     end
     if taken or n == axis.name then return nil, "the kernel already names " .. n end
   end
+  -- the uniform declarations stay before the loop (its bound may read them)
+  local reads_index = false
+  ir.walk(k.uniform, function(s)
+    for _, e in ipairs(ir.exprs(s)) do
+      ir.visit(e, function(x) if x.k == "member" and x.obj.k == "var" and x.obj.name == "blockIdx" and x.field == dim then reads_index = true end end)
+    end
+  end)
+  if reads_index then return nil, "a declaration before the per-thread code reads blockIdx." .. dim .. ": it would move into the turns" end
   local out = ir.clone(k)
   local turn = ir.var(M.var(dim))
   local function rename(x)
     if x.k == "member" and x.obj.k == "var" and x.obj.name == "blockIdx" and x.field == dim then return ir.copy(turn) end
   end
-  out.uniform = ir.map_stmts(out.uniform, rename)
   out.pre = ir.map_stmts(out.pre or {}, rename)
   out.body = ir.map_stmts(out.body, rename)
   for _, a in ipairs(out.axes) do
