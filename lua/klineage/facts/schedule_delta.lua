@@ -38,7 +38,6 @@ local LOOPS = { "register_tile", "coarsen", "stage", "split_reduce", "scan", "ve
 local SHARED = { "stage", "vectorize", "register_tile", "split_reduce", "coarsen", "scan", "privatize" }
 
 local function v(x) return x == nil and "-" or tostring(x) end
-local outputs_grow, persistent
 
 local function threads_of(block)
   local n = 1
@@ -154,20 +153,16 @@ end
 -- its own outputs, so a thread's outputs grow with the loop. A fixed grid
 -- whose threads only read more (a sum over the grid, fewer partials) is a
 -- reduction split over several blocks, which kir does not build.
-function outputs_grow(d, gone)
+local function outputs_grow(d, gone)
   local a, b = d.old.features["outputs.per_thread"], d.new.features["outputs.per_thread"]
   if gone then a, b = b, a end
   return a ~= nil and b ~= nil and tostring(a) ~= tostring(b) and tostring(b):find("n", 1, true) ~= nil
 end
 
-function persistent(d, c, what)
+local function persistent(d, c, what)
   local gone = c.after == nil
-  if outputs_grow(d, gone) then
-    for _, x in ipairs(d.primitives) do
-      if x.name == "persist" then x.because[#x.because + 1] = c.feature; return d:account(c, x.text) end
-    end
-    return d:account(c, d:use("persist", { dim = "x" }, c.feature, gone))
-  end
+  -- (use finds the delta's persist when another change named it already)
+  if outputs_grow(d, gone) then return d:account(c, d:use("persist", { dim = "x" }, c.feature, gone)) end
   d:refuse(c, what .. ", its threads' outputs as many as before: a reduction split over several blocks, no primitive")
 end
 

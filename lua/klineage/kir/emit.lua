@@ -148,8 +148,8 @@ function M.body_text(k)
   local fold = k.schedule and k.schedule.persist
   if fold then
     -- persist: the body is one turn of the block's loop over the unfolded grid
-    local var, axis = require("klineage.kir.primitives.persist").var(fold.dim), ir.axis_on(k, fold.dim)
-    local label = require("klineage.kir.primitives.persist").NEXT
+    local persist = require "klineage.kir.primitives.persist"
+    local var, axis, label = persist.var(fold.dim), ir.axis_on(k, fold.dim), persist.NEXT
     emit_stmts(k.uniform, out, 1, { in_points = false, loop_depth = 0 })
     -- the turn's index steps: the axis's type without its const
     local vtype = tostring(axis.type or "int"):gsub("^const%s+", ""):gsub("%s+const$", "")

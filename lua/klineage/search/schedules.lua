@@ -28,7 +28,6 @@ local workload = require "klineage.workload"
 local annotations = require "klineage.workload.annotations"
 
 local M = {}
-local fold
 
 M.DEPTH, M.LIMIT = 2, 100
 
@@ -165,7 +164,7 @@ end
 -- output past 65,535 of them), folded by persist so that it can: the
 -- sequence with the fold, its kernel's text; nil where no fold helps.
 M.FOLD_BLOCKS = 65535
-function fold(seq, text, w)
+local function fold(seq, text, w)
   local persist = kir.primitive("persist")
   for _, dim in ipairs({ "y", "z" }) do
     local params = { dim = dim, blocks = M.FOLD_BLOCKS }

@@ -30,7 +30,7 @@
 -- text (the first run by id), and only when no journal has one from NVRTC
 -- here; profile facts come from the run's own evaluation. A fresh compile
 -- is the last resort because ptxas is not reproducible at a register
--- limit: conv2d's v9 under __launch_bounds__(256, 2) spills 4 bytes in one
+-- limit: conv2d's v8 under __launch_bounds__(256, 2) spills 4 bytes in one
 -- compile and none in the next, and the learned files must not change.
 local facts = require "klineage.facts"
 local roles = require "klineage.facts.roles"

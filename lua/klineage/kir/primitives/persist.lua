@@ -18,16 +18,25 @@ local LIMIT = { x = 2147483647, y = 65535, z = 65535 }
 function M.var(dim) return "b" .. dim .. "_" end
 M.NEXT = "persist_next_"
 
-local function mentions(k, pred)
+-- A predicate: the expression is `obj.dim` (blockIdx.y, gridDim.x).
+local function member(obj, dim)
+  return function(x) return x.k == "member" and x.obj.k == "var" and x.obj.name == obj and x.field == dim end
+end
+
+-- Whether an expression of the statement lists (and of the axes and the
+-- guard, with `whole`) satisfies pred.
+local function mentions(k, pred, lists, whole)
   local hit = false
   local function look(e) ir.visit(e, function(x) if pred(x) then hit = true end end) end
-  for _, list in ipairs({ k.uniform, k.pre or {}, k.body }) do
+  for _, list in ipairs(lists) do
     ir.walk(list, function(s)
       for _, e in ipairs(ir.exprs(s)) do look(e) end
     end)
   end
-  for _, a in ipairs(k.axes) do if a.expr then look(a.expr) end end
-  if k.guard then look(k.guard.cond) end
+  if whole then
+    for _, a in ipairs(k.axes) do if a.expr then look(a.expr) end end
+    if k.guard then look(k.guard.cond) end
+  end
   return hit
 end
 
@@ -66,7 +75,7 @@ function M.apply(k, p)
       count = count and ir.bin("*", count, t) or t
     end
   end
-  if mentions(k, function(x) return x.k == "member" and x.obj.k == "var" and x.obj.name == "gridDim" and x.field == dim end) then
+  if mentions(k, member("gridDim", dim), { k.uniform, k.pre or {}, k.body }, true) then
     return nil, "the kernel reads gridDim." .. dim .. ": folded, it would read the smaller grid"
   end
   if raw_text(k, "blockIdx." .. dim) or raw_text(k, "gridDim." .. dim) then
@@ -81,18 +90,11 @@ function M.apply(k, p)
     if taken or n == axis.name then return nil, "the kernel already names " .. n end
   end
   -- the uniform declarations stay before the loop (its bound may read them)
-  local reads_index = false
-  ir.walk(k.uniform, function(s)
-    for _, e in ipairs(ir.exprs(s)) do
-      ir.visit(e, function(x) if x.k == "member" and x.obj.k == "var" and x.obj.name == "blockIdx" and x.field == dim then reads_index = true end end)
-    end
-  end)
-  if reads_index then return nil, "a declaration before the per-thread code reads blockIdx." .. dim .. ": it would move into the turns" end
+  local index = member("blockIdx", dim)
+  if mentions(k, index, { k.uniform }) then return nil, "a declaration before the per-thread code reads blockIdx." .. dim .. ": it would move into the turns" end
   local out = ir.clone(k)
   local turn = ir.var(M.var(dim))
-  local function rename(x)
-    if x.k == "member" and x.obj.k == "var" and x.obj.name == "blockIdx" and x.field == dim then return ir.copy(turn) end
-  end
+  local function rename(x) if index(x) then return ir.copy(turn) end end
   out.pre = ir.map_stmts(out.pre or {}, rename)
   out.body = ir.map_stmts(out.body, rename)
   for _, a in ipairs(out.axes) do
