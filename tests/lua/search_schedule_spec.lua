@@ -108,6 +108,34 @@ describe("the static model", function()
     end
   end)
 
+  it("counts the outputs of an axis the guard does not bound from the launch (heads on blockIdx.z)", function()
+    -- attention_scores: 16 heads of 1024 x 1024 scores; h = blockIdx.z has
+    -- no guard term, its extent is the grid's BH
+    local best, rows = top("attention_scores")
+    expect(rows[1].predicted.why):contains("16777216 outputs")
+    -- the contraction's three moves together, beyond depth 2: lanes on j,
+    -- a register tile, the tile of d staged
+    expect(best):matches("^map%(.-x=j.-%) register_tile%(4,4%) stage%(")
+  end)
+
+  it("extends only the model's best sequence of each order of primitives by one more", function()
+    local _, rows = top("attention_scores")
+    local deep, orders = 0, {}
+    for _, r in ipairs(rows) do
+      local names = {}
+      for name in r.schedule:gmatch("([%w_]+)%b()") do names[#names + 1] = name end
+      if #names == 3 then
+        deep = deep + 1
+        local prefix = r.schedule:match("^(.-) [%w_]+%b()$")
+        orders[prefix] = true
+      end
+    end
+    expect(deep > 0):equals(true)
+    local n = 0
+    for _ in pairs(orders) do n = n + 1 end
+    expect(n <= schedules.DEEPER):equals(true)
+  end)
+
   it("uses the spec's sizes: the same gemv with many rows predicts less for a split", function()
     local tw, src = task("gemv")
     local split = function(params)

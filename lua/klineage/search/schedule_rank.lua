@@ -29,6 +29,7 @@
 --   schedule_rank.CONFIDENCE: how a prediction weighs beside skills' evidence
 local kir = require "klineage.kir"
 local ir = require "klineage.kir.ir"
+local annotations = require "klineage.workload.annotations"
 
 local M = {}
 
@@ -325,14 +326,42 @@ function FACTOR.scan() return M.SCAN_GAIN, "a quadratic prefix loop replaced by 
 function FACTOR.unroll() return 1, "unrolled: no change the model sees" end
 function FACTOR.unflatten() return 1.02, "a multi-dimensional grid: fewer index divisions" end
 
+-- The naive kernel's launch at the workload's bench size ({ grid, block }),
+-- or nil where its annotations do not resolve.
+local function launched(kernel, w)
+  if type(w) ~= "table" or type(w.params) ~= "table" or type(kernel.prefix) ~= "string" then return nil end
+  local ok, res = pcall(annotations.resolve, kernel.prefix, w.params, { kernel = kernel.launch and kernel.launch.named or nil })
+  return ok and type(res) == "table" and res.geometry or nil
+end
+
+-- An axis the guard does not bound (a head or batch index straight from
+-- blockIdx.z) spans the launch along its dimension.
+local DIM = { x = 1, y = 2, z = 3 }
+local function unguarded_extent(axis, geom)
+  local d = DIM[axis.dim]
+  if not (geom and d) then return nil end
+  local blocks = geom.grid[d]
+  if not blocks then return nil end
+  if not axis.block then return blocks end
+  local threads = geom.block[d]
+  return threads and blocks * threads or nil
+end
+
 -- before, after: kir kernels; text: the sequence; reasons: its legality reasons.
 function M.predict(before, _after, text, reasons, opts)
   opts = opts or {}
   local a = analyzed(before)
   if not a then return { speedup = 1, why = "no prediction: the analysis failed" } end
   local env = with_lets(before, env_of(before, opts.workload))
-  local outputs = 1
-  for _, axis in ipairs(before.axes or {}) do outputs = outputs * (value(axis.extent, env) or 1) end
+  local outputs, geom = 1, nil
+  for _, axis in ipairs(before.axes or {}) do
+    local n = value(axis.extent, env)
+    if not n then
+      geom = geom or launched(before, opts.workload)
+      n = unguarded_extent(axis, geom)
+    end
+    outputs = outputs * (n or 1)
+  end
   local reduce_var, reduce_len = reduction(a, env)
   local m = { a = a, x = a.thread_x, threads = math.max(outputs, 1), reduce_var = reduce_var, reduce_len = reduce_len,
               device = (opts.sm_count or M.SM_COUNT) * M.THREADS_PER_SM }

@@ -1,6 +1,7 @@
 -- Schedule rows for the forward search: the node's kernel lifted by kir,
--- its legal primitive sequences (depth 2, capped), each emitted and
--- predicted by the static model (search/schedule_rank.lua), best first.
+-- its legal primitive sequences (depth 2, capped, and a third primitive
+-- on the model's best sequence of each order), each emitted and predicted
+-- by the static model (search/schedule_rank.lua), best first.
 -- The emitted text is never trusted: the gate judges it as any source row.
 -- A node a schedule made carries its IR (node.kir, with the sequence so far
 -- and the unscheduled kernel), since emitted code with shared memory does
@@ -154,6 +155,7 @@ function M.prior(state, node, added)
   return { factor = factor, why = #whys > 0 and table.concat(whys, "; ") or "no schedule skill for these families", skills = ids }
 end
 
+local deeper
 local function used_in(text)
   local used = {}
   for name in (text or ""):gmatch("([%w_]+)%b()") do used[name] = true end
@@ -225,6 +227,39 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
   end
 end
 
+-- One primitive more on the model's best few full-depth sequences of the
+-- unscheduled kernel, the best of each order of primitives (a beam, not
+-- the whole next level, whose size is the product of the candidates): a
+-- contraction's map, register tile and staging come out together, where
+-- depth 2 alone offers two of the three.
+M.DEEPER = 6
+deeper = function(ranked, depth, ctx)
+  local out, taken, families = {}, 0, {}
+  for _, r in ipairs(ranked) do
+    if taken >= M.DEEPER then break end
+    local text = r.kir.text
+    local names = {}
+    for name in text:gmatch("([%w_]+)%b()") do names[#names + 1] = name end
+    local family = table.concat(names, " ")
+    if not r.instead and r.kir.root == ctx.root and #names == depth and not families[family] then
+      families[family], taken = true, taken + 1
+      local used = used_in(text)
+      local cok, cands = pcall(kir_schedule.candidates, r.kir.kernel)
+      for _, c in ipairs(cok and cands or {}) do
+        if not used[c.name] then
+          local nk = kir.primitive(c.name).apply(r.kir.kernel, c.params)
+          if nk then
+            local reasons = { table.unpack(r.kir.reasons) }
+            reasons[#reasons + 1] = c.reason
+            out[#out + 1] = { text = text .. " " .. c.text, kernel = nk, reasons = reasons }
+          end
+        end
+      end
+    end
+  end
+  return out
+end
+
 function M.rows(state, node, opts)
   opts = opts or {}
   local ok, kernel, why = true, node.kir and node.kir.kernel, nil
@@ -261,7 +296,10 @@ function M.rows(state, node, opts)
     ctx.prefix, ctx.prefix_reasons = "", {}
   end
   local sok, seqs = pcall(kir.sequences, root, depth, limit)
-  if sok then add_rows(state, node, rows, seen, seqs, ctx) end
+  if sok then
+    add_rows(state, node, rows, seen, seqs, ctx)
+    add_rows(state, node, rows, seen, deeper(rank.rank(rows), depth, ctx), ctx)
+  end
   return rank.rank(rows)
 end
 
