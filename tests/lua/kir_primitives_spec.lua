@@ -43,6 +43,9 @@ local LEGAL = {
   -- an argmax's merge reads the key at another lane's index: a thread past
   -- the guard must leave before it (kir_matrix found the fault on emu)
   { "row_argmax", "split_reduce(y=4)", "__syncthreads();\n  if (!live_) return;", "ties go", "sample" },
+  -- a body's own position read before the loop: a thread past the guard
+  -- stays for the barrier and reads nothing
+  { "nbody", "map(block=64,x=i) split_reduce(y=8)", "float xi = live_ ? px[i] : 0;", "reads nothing", "sample" },
   { "rmsnorm", "split_reduce(block=128)", "part_ss_1[warp_]", "shared memory" },
   -- a group of lanes an output (short CSR rows): a group past the bounds
   -- must join the shuffles, read nothing, and store nothing

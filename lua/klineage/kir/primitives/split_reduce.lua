@@ -146,6 +146,18 @@ local function order_words(a, types)
     reassoc and "this reassociates a floating-point +: rounding changes, the gate's tolerance decides" or "no floating-point sum is reassociated"
 end
 
+-- A declaration that reads memory, made to read nothing in a thread past
+-- the bounds (`live_ ? init : 0`): that thread stays for the shuffles or
+-- the barrier its neighbours wait on. Others are returned as they are.
+local function live_only(s)
+  local reads
+  if s.init then ir.visit(s.init, function(e) if e.k == "index" or e.k == "call" then reads = true end end) end
+  if not reads then return s end
+  local c = ir.copy_stmts({ s })[1]
+  c.init = { k = "tern", c = ir.var(LIVE), a = c.init, b = ir.num(0) }
+  return c
+end
+
 -- A copy of the loop that lane `lane` of `step` runs: its strided share.
 local function lane_share(stmt, var, lane, step)
   local c = ir.copy_stmts({ stmt })[1]
@@ -191,9 +203,6 @@ local function apply_y(k, p)
   for i = 1, at - 1 do
     local s = out.body[i]
     if s.s ~= "let" then return nil, "code before the loop other than declarations: every thread must reach the barrier after it" end
-    local reads
-    if s.init then ir.visit(s.init, function(e) if e.k == "index" or e.k == "call" then reads = true end end) end
-    if reads then return nil, s.name .. " reads memory before the loop: a thread past the guard must not" end
     types[s.name] = s.type
   end
   for i = at + 1, #out.body do
@@ -207,7 +216,8 @@ local function apply_y(k, p)
   local accs = travelling(loop.accs)
   local body, pre, ops = {}, { { s = "let", type = "const int", name = LY, init = ir.member("threadIdx", "y") } }, {}
   body[1] = { s = "let", type = "const bool", name = LIVE, init = ir.live(out.guard) }
-  for i = 1, at - 1 do body[#body + 1] = out.body[i] end
+  -- a thread past the guard stays until the barrier, reading nothing
+  for i = 1, at - 1 do body[#body + 1] = live_only(out.body[i]) end
   local lane_loop = lane_share(loop.stmt, loop.var, LY, r)
   for _, acc in ipairs(accs) do
     for _, n in ipairs(names_of(acc)) do
@@ -253,7 +263,7 @@ local function apply_y(k, p)
   g[2], b[1], b[2] = g[2] or "1", b[1] or "1", tostring(r)
   out.applied[#out.applied + 1] = "split_reduce"
   local ties, rounding = order_words(a, types)
-  return out, string.format("legal: the outputs stay on threadIdx.x; %d threads along threadIdx.y take strided shares of the loop over %s, which reduces %s; the partials meet in shared memory in lane order, so every lane ends with the same value and stores it%s; every thread reaches the barrier (past the guard it skips the loop and returns right after the barrier); %s",
+  return out, string.format("legal: the outputs stay on threadIdx.x; %d threads along threadIdx.y take strided shares of the loop over %s, which reduces %s; the partials meet in shared memory in lane order, so every lane ends with the same value and stores it%s; every thread reaches the barrier (past the guard it reads nothing, skips the loop and returns right after the barrier); %s",
     r, loop.var, table.concat(ops, ", "), ties, rounding)
 end
 
@@ -299,14 +309,7 @@ function M.apply(k, p)
     local dead_stays = grouped and i <= last_reduce
     if s.s == "let" then
       types[s.name] = s.type
-      if dead_stays and s.init then
-        local reads
-        ir.visit(s.init, function(e) if e.k == "index" or e.k == "call" then reads = true end end)
-        if reads then
-          s = ir.copy_stmts({ s })[1]
-          s.init = { k = "tern", c = ir.var(LIVE), a = s.init, b = ir.num(0) }
-        end
-      end
+      if dead_stays then s = live_only(s) end
     end
     if s.s == "for" then
       local loop = a.loops[s]
