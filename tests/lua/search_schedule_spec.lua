@@ -118,6 +118,11 @@ describe("the static model", function()
     expect(best):matches("^map%(.-x=j.-%) register_tile%(4,4%) stage%(")
   end)
 
+  it("offers a three-dimensional block: a 3-D stencil's fastest index moves to threadIdx.x", function()
+    -- stencil3d puts z, the slowest index, on threadIdx.x
+    expect(top("stencil3d")):matches("^map%(block=32x4x2,x=x,")
+  end)
+
   it("extends only the model's best sequence of each order of primitives by one more", function()
     local _, rows = top("attention_scores")
     local deep, orders = 0, {}

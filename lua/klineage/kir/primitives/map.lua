@@ -106,9 +106,14 @@ function M.candidates(k)
     if #movable == 1 then
       for _, b in ipairs({ 128, 256 }) do out[#out + 1] = { x = a.name, block = { b } } end
     else
-      local other
-      for _, o in ipairs(movable) do if o ~= a and not other then other = o end end
-      out[#out + 1] = { x = a.name, y = other.name, block = { 32, 8 } }
+      -- each axis on x in turn, the others after it in the kernel's order
+      local others = {}
+      for _, o in ipairs(movable) do if o ~= a then others[#others + 1] = o end end
+      if #others == 1 then
+        out[#out + 1] = { x = a.name, y = others[1].name, block = { 32, 8 } }
+      else
+        out[#out + 1] = { x = a.name, y = others[1].name, z = others[2].name, block = { 32, 4, 2 } }
+      end
     end
   end
   return out
