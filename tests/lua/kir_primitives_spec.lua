@@ -54,6 +54,9 @@ local LEGAL = {
   -- a block's warps still shuffle inside a warp (offsets from 16)
   { "layernorm", "split_reduce(block=256)", "for (int o_ = 16; o_ > 0; o_ /= 2) sq +=", "shared memory", "sample" },
   { "layernorm", "split_reduce(warp,lanes=16)", "for (int c = lane_; c < cols; c += 16) y[", "stores apart" },
+  -- no top digit among the lets: the row start is `i - t`, and i, rebuilt
+  -- from the digits, keeps it right
+  { "conv1d", "unflatten(block=32x8)", "long i = (long)top_ * len + t;", "top_ < rows", "sample" },
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
   { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },
@@ -287,7 +290,15 @@ extern "C" __global__ void shadow(int n, float bx_, const float *a, float *b) {
   { "gemv", "split_reduce(warp,lanes=3)", "lanes is 2, 4, 8, 16 or 32" },
   { "gemv", "split_reduce(block=256,lanes=4)", "groups the lanes of a warp" },
   { "gemv", "stage(A)", "no reuse" },
-  { "scan_rows", "unflatten()", "no top digit" },
+  { [==[
+// @kl launch grid(cdiv(n * m, 128)) block(128)
+extern "C" __global__ void shift_rows(int n, int m, int top_, const float *a, float *b) {
+  long i = (long)blockIdx.x * 128 + threadIdx.x;
+  if (i >= (long)n * m) return;
+  int c = (int)(i % m);
+  b[i] = a[i - c] + top_;
+}
+]==], "unflatten()", "no top digit (i / (N * ...)) among the per-point lets, and top_ is taken" },
   { "gemv", "unflatten()", "no inner digit" },
   { "gemv", "scan()", "does not run up to the point's own place in a row" },
   { "segmented_scan", "scan()", "a loop that is not a reduction (opaque)" },

@@ -28,6 +28,23 @@ local function same(a, b)
   return pa and pb and poly.is_zero(poly.sub(pa, pb))
 end
 
+local TOP = "top_"
+
+-- Whether the kernel already uses `name` (a parameter, a declaration, a read).
+local function taken(k, name)
+  for _, q in ipairs(k.params) do if q.name == name then return true end end
+  -- a macro or a file-scope name of the source
+  if (k.prefix or ""):find("%f[%w_]" .. name .. "%f[^%w_]") then return true end
+  local hit = false
+  local function visit(st)
+    if st.s == "let" and st.name == name then hit = true end
+  end
+  ir.walk(k.uniform, visit)
+  ir.walk(k.body, visit)
+  for _, e in ipairs({ k.guard and k.guard.cond }) do if ir.vars(e)[name] then hit = true end end
+  return hit
+end
+
 function M.apply(k, p)
   if next(k.schedule) then return nil, "unflatten goes first" end
   local block = p.block or { 32, 8 }
@@ -48,11 +65,17 @@ function M.apply(k, p)
   end
   local inner, middle, top = found.inner, found.middle, found.top
   if not inner then return nil, "no inner digit (" .. t .. " % N) among the per-point lets" end
-  if not top then return nil, "no top digit (" .. t .. " / (N * ...)) among the per-point lets" end
   local span = inner.radix
   if middle then
     if not same(middle.divisor, inner.radix) then return nil, "the middle digit does not divide by the inner radix" end
     span = ir.bin("*", ir.copy(middle.radix), ir.copy(inner.radix))
+  end
+  if not top then
+    -- a kernel that reads the rest of t only through t itself (conv1d's
+    -- row start `i - t`): the top digit gets a name of its own, and t,
+    -- rebuilt from the digits, keeps every other use right
+    if taken(out, TOP) then return nil, "no top digit (" .. t .. " / (N * ...)) among the per-point lets, and " .. TOP .. " is taken" end
+    top = { divisor = span, let = { name = TOP, type = (axis.type:gsub("^const%s+", "")) } }
   end
   if not same(top.divisor, span) then return nil, "the top digit does not divide by the product of the radices" end
   -- TOTAL = TOP * span, both written as one term
