@@ -308,7 +308,8 @@ local INVENTORY = {
       learn = { "walks/h200-2026-12-02b.tar.gz", "probes/h200-2026-12-02.tar.gz" } } } },
   { tarball = "eval/kir-2026-12-06.tar.gz", make = {
     { kind = "report", run = "ev/eval-all", md = "eval/kir-report.md", html = "eval/kir-report.html" },
-    { kind = "eval", run = "ev/eval-all", out = "eval/held-out-kir.table.txt" } } },
+    { kind = "eval", run = "ev/eval-all", out = "eval/held-out-kir.table.txt" },
+    { kind = "script", out = "eval/held-out-kir.roofline.txt", parts = { { "bench/eval_roofline.lua", "{x}/ev/eval-all" } } } } },
   { tarball = "walks/h200-2026-12-02b.tar.gz", make = {
     { kind = "script", out = "walks/h200-2026-12-02b.report.txt", parts = {
       { "bench/walk.lua", "--backend", "cuda", "--runs", "{x}/h200-2026-12-02", "--report", "--policies",
