@@ -57,6 +57,11 @@ local LEGAL = {
   -- no top digit among the lets: the row start is `i - t`, and i, rebuilt
   -- from the digits, keeps it right
   { "conv1d", "unflatten(block=32x8)", "long i = (long)top_ * len + t;", "top_ < rows", "sample" },
+  -- a row's pointer (q depends on i alone) is declared once a row, so the
+  -- patch's 16 products all read the staged tiles (before, 8 of them read
+  -- global memory through copies of the pointers staging did not know)
+  { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(4,4) stage()",
+    "dot_1_1 += sQ_6[threadIdx.y][d - t0_] * sK_3[threadIdx.x][d - t0_];", "16 accumulators", "sample" },
   { "conv1d", "unroll(4)", "k + 3 < R + 1", "keep their order" },
   { "nbody", "unroll(4) coarsen(2)", "px[j + 3]", "keep their order" },
   { "batched_matvec", "split_reduce(warp) unroll(2)", "j += 64", "reduces s by +" },

@@ -10,6 +10,7 @@ local geometry = require "klineage.kir.geometry"
 local analysis = require "klineage.kir.analysis"
 
 local M = { name = "register_tile" }
+local sharing
 
 local function bound_terms(guard, names)
   local form, out = guard.form, {}
@@ -22,6 +23,49 @@ local function bound_terms(guard, names)
     out[#out + 1] = ok and a.name or false
   end
   walk(guard.cond)
+  return out
+end
+
+-- The per-point names a patch's points can share: { name = { x = bool,
+-- y = bool } }, the point axes the value depends on. Only declarations at
+-- the top of the code before the loop, of the loop's body or of the code
+-- after it (a nested one is out of the other points' scope), never written
+-- after (an accumulator is each point's own), with no array type, and no
+-- call that is not a plain function of its arguments.
+sharing = function(body, loop, x, y)
+  local written, tops = {}, {}
+  ir.walk(body, function(s)
+    for n in pairs(ir.writes(s)) do written[n] = true end
+    for _, e in ipairs(ir.exprs(s)) do
+      ir.visit(e, function(v)
+        if v.k == "un" and v.op == "&" then
+          local a = ir.strip_casts(v.a)
+          if a.k == "var" then written[a.name] = true end
+        end
+      end)
+    end
+  end)
+  for _, list in ipairs({ body, loop.stmt.body }) do
+    for _, s in ipairs(list) do if s.s == "let" then tops[s] = true end end
+  end
+  local out = {}
+  ir.walk(body, function(s)
+    if s.s ~= "let" or s.name == loop.var then return end
+    local d = tops[s] and s.init and not written[s.name] and not (s.type or ""):find("%[") and { x = false, y = false } or nil
+    if d then
+      ir.visit(s.init, function(e)
+        if e.k == "call" and (e.fn:match("^atomic") or e.fn:match("^__")) then d = nil end
+      end)
+    end
+    for v in pairs(d and ir.vars(s.init) or {}) do
+      if v == x then d.x = true elseif v == y then d.y = true
+      elseif out[v] == false then d = nil break
+      elseif out[v] then d.x, d.y = d.x or out[v].x, d.y or out[v].y end
+    end
+    -- a name read before its own declaration (or not at all) stays its point's own
+    out[s.name] = d or false
+  end)
+  for n, d in pairs(out) do if not d then out[n] = nil end end
   return out
 end
 
@@ -63,15 +107,30 @@ function M.apply(k, p)
       if point_vars[name] or declared[name] then return nil, "the loop's bounds depend on " .. name .. ": the points would disagree on the trip count" end
     end
   end
-  -- per point: its coordinates and every name declared in the per-point code
-  local function rename(stmts, ya, xb, suffix)
+  local shared_by = sharing(out.body, loop, ax_x.name, ax_y.name)
+  -- per point: its coordinates and every name declared in the per-point
+  -- code; a value that depends on one axis only (a row's pointer, an
+  -- operand loaded for a row) is declared once for its row (its column)
+  -- and read by the patch's other points, so that their loads are one
+  local function rename(stmts, i, j)
+    local ya, xb = ax_y.name .. "_" .. i, ax_x.name .. "_" .. j
     local by = { [ax_y.name] = ir.var(ya), [ax_x.name] = ir.var(xb) }
-    for name in pairs(declared) do
-      if name ~= loop.var then by[name] = ir.var(name .. suffix) end
+    local function suffix(name)
+      local d = shared_by[name]
+      if not d then return "_" .. i .. "_" .. j end
+      return "_" .. (d.y and i or 0) .. "_" .. (d.x and j or 0)
     end
-    local c = ir.subst_stmts(stmts, by)
-    ir.walk(c, function(s) if s.s == "let" and s.name ~= loop.var and declared[s.name] then s.name = s.name .. suffix end end)
-    return c
+    for name in pairs(declared) do
+      if name ~= loop.var then by[name] = ir.var(name .. suffix(name)) end
+    end
+    local c, kept = ir.subst_stmts(stmts, by), {}
+    for _, s in ipairs(c) do
+      -- a shared value's declaration stays with its first point only
+      local name = s.s == "let" and s.name
+      if not (name and shared_by[name] and suffix(name) ~= "_" .. i .. "_" .. j) then kept[#kept + 1] = s end
+    end
+    ir.walk(kept, function(s) if s.s == "let" and s.name ~= loop.var and declared[s.name] then s.name = s.name .. suffix(s.name) end end)
+    return kept
   end
   local y0, x0 = ax_y.name .. "0_", ax_x.name .. "0_"
   local ny, nx = ax_y.name, ax_x.name
@@ -106,17 +165,16 @@ function M.apply(k, p)
   for i = at + 1, #out.body do after[#after + 1] = out.body[i] end
   for i = 0, tm - 1 do
     for j = 0, tn - 1 do
-      local ya, xb, suffix = ax_y.name .. "_" .. i, ax_x.name .. "_" .. j, "_" .. i .. "_" .. j
       -- a dead point computes (clamped) but writes nothing, before the loop too
       local guarded = {}
-      for _, s in ipairs(rename(before, ya, xb, suffix)) do
+      for _, s in ipairs(rename(before, i, j)) do
         if s.s == "let" then pre_loop[#pre_loop + 1] = s else guarded[#guarded + 1] = s end
       end
       if #guarded > 0 then
         pre_loop[#pre_loop + 1] = { s = "if", cond = ir.bin("&&", ir.copy(live_of["y" .. i]), ir.copy(live_of["x" .. j])), then_ = guarded }
       end
-      for _, s in ipairs(rename(loop.stmt.body, ya, xb, suffix)) do in_loop[#in_loop + 1] = s end
-      local tail = rename(after, ya, xb, suffix)
+      for _, s in ipairs(rename(loop.stmt.body, i, j)) do in_loop[#in_loop + 1] = s end
+      local tail = rename(after, i, j)
       -- a dead point keeps its lets (clamped, in range) and drops its stores
       local kept, stores = {}, {}
       for _, s in ipairs(tail) do
