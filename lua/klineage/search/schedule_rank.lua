@@ -46,7 +46,7 @@ M.DEFAULT_REDUCE = 16   -- a reduction whose length the sizes do not give (CSR r
 M.COARSEN_ILP = 0.06    -- per extra output a thread computes: more loads in flight
 M.VECTOR_GAIN = 0.12    -- per lane of a float2/float4 access: fewer, wider instructions
 M.SCAN_GAIN = 8         -- a quadratic prefix loop replaced by a block scan
-M.MAX = 32
+M.MAX = 64
 
 local function analyzed(kernel)
   local ok, a = pcall(kir.analyze, kernel)
@@ -167,10 +167,28 @@ local function cost_along(a, d, tile)
         end
         if shape then shapes[shape] = true end
       end
-      cost = cost + c
+      cost = cost + c * (a.weights and a.weights[acc] or 1)
     end
   end
   return math.max(cost, 0.25)
+end
+
+-- An access inside loops counts once a trip, up to LOOP_CAP: a load in a
+-- reduction of 64 weighs more than the store after it.
+M.LOOP_CAP = 16
+local function weights(a, env)
+  local len = {}
+  for _, l in ipairs(a.loops and a.loops.list or {}) do
+    local lo, hi = value(l.lo, env), value(l.hi, env)
+    len[l.var] = (lo and hi and hi - lo > 0) and hi - lo or M.DEFAULT_REDUCE
+  end
+  local w = {}
+  for _, acc in ipairs(a.accesses or {}) do
+    local n = 1
+    for _, v in ipairs(acc.loops or {}) do n = n * (len[v] or M.DEFAULT_REDUCE) end
+    w[acc] = math.min(n, M.LOOP_CAP)
+  end
+  return w
 end
 
 -- The primitives of a sequence's text: { name, args = { positional..., key = value } }.
@@ -353,6 +371,7 @@ function M.predict(before, _after, text, reasons, opts)
   local a = analyzed(before)
   if not a then return { speedup = 1, why = "no prediction: the analysis failed" } end
   local env = with_lets(before, env_of(before, opts.workload))
+  a.weights = weights(a, env)
   local outputs, geom = 1, nil
   for _, axis in ipairs(before.axes or {}) do
     local n = value(axis.extent, env)
@@ -376,6 +395,31 @@ function M.predict(before, _after, text, reasons, opts)
   end
   s = math.min(M.MAX, s)
   return { speedup = s, why = string.format("%.0f outputs; ", outputs) .. table.concat(whys, "; ") }
+end
+
+-- The ranked rows with each family's best QUOTA first, in rank order, then
+-- the rest in rank order: a family is the order of its primitives, an
+-- unroll or a fold aside. Where the model overrates one family (parameter
+-- variants of one idea predicted alike), a search that judges the head of
+-- the list still measures the runner-up families before its patience ends.
+M.QUOTA = 2
+local function family(row)
+  local names = {}
+  for name in (row.schedule or ""):gmatch("([%w_]+)%b()") do
+    if name ~= "unroll" and name ~= "persist" then names[#names + 1] = name end
+  end
+  return table.concat(names, " ")
+end
+function M.spread(rows, quota)
+  quota = quota or M.QUOTA
+  local head, tail, seen = {}, {}, {}
+  for _, r in ipairs(rows) do
+    local f = family(r)
+    seen[f] = (seen[f] or 0) + 1
+    if seen[f] <= quota then head[#head + 1] = r else tail[#tail + 1] = r end
+  end
+  for _, r in ipairs(tail) do head[#head + 1] = r end
+  return head
 end
 
 -- The schedule skills' prior of a row (search/schedules.lua sets row.prior).

@@ -218,6 +218,10 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
           local how = ctx.prefix == "" and "instead of " or "after "
           p = { speedup = p.speedup / ctx.base, why = string.format("%s%s: %s", how, ctx.before, p.why) }
         end
+        if ctx.room and p.speedup > ctx.room then
+          p = { speedup = ctx.room, why = string.format("%s; capped at %.2fx, the room the node's measured share of its roofline leaves",
+            p.why, ctx.room) }
+        end
         rows[#rows + 1] = { skill = "schedule:" .. first, site = whole, schedule = whole, params_key = "{}",
                             source = text, by = "schedule", because = seq.reasons, node = node, predicted = p,
                             instead = ctx.prefix == "" and ctx.before ~= "" and ctx.before or nil, prior = prior,
@@ -260,6 +264,15 @@ deeper = function(ranked, depth, ctx)
   return out
 end
 
+-- The room a node's measured share of its roofline leaves (100 % / share:
+-- no kernel with the spec's bytes and flops is faster than that over it),
+-- or nil where the node was not timed.
+local function room_of(node)
+  local p = type(node.record) == "table" and type(node.record.stages) == "table" and node.record.stages.profile
+  local share = type(p) == "table" and tonumber(p.pct_of_roofline)
+  if share and share > 0 then return math.max(1, 100 / share) end
+end
+
 function M.rows(state, node, opts)
   opts = opts or {}
   local ok, kernel, why = true, node.kir and node.kir.kernel, nil
@@ -280,6 +293,7 @@ function M.rows(state, node, opts)
   local origin = node.kir and node.kir.origin or node.sha256
   local model = { workload = state.workload, sm_count = M.sm_count(state) }
   local ctx = { root = root, origin = origin, before = before, model = model, emitted = {}, prefix = before, prefix_reasons = node.kir and node.kir.reasons or {},
+                room = room_of(node),
                 base = before ~= "" and rank.predict(root, kernel, before, node.kir.reasons, model).speedup or 1 }
   local rows, seen = {}, {}
   local depth, limit = opts.depth or M.DEPTH, opts.limit or M.LIMIT
@@ -300,7 +314,7 @@ function M.rows(state, node, opts)
     add_rows(state, node, rows, seen, seqs, ctx)
     add_rows(state, node, rows, seen, deeper(rank.rank(rows), depth, ctx), ctx)
   end
-  return rank.rank(rows)
+  return rank.spread(rank.rank(rows))
 end
 
 return M
