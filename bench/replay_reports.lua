@@ -310,6 +310,11 @@ local INVENTORY = {
     { kind = "report", run = "ev/eval-all", md = "eval/kir-report.md", html = "eval/kir-report.html" },
     { kind = "eval", run = "ev/eval-all", out = "eval/held-out-kir.table.txt" },
     { kind = "script", out = "eval/held-out-kir.roofline.txt", parts = { { "bench/eval_roofline.lua", "{x}/ev/eval-all" } } } } },
+  { tarball = "eval/kir-2026-12-07.tar.gz", make = {
+    { kind = "report", run = "ev/eval-all", md = "eval/kir-2026-12-07-report.md", html = "eval/kir-2026-12-07-report.html" },
+    { kind = "eval", run = "ev/eval-all", out = "eval/held-out-kir-2026-12-07.table.txt" },
+    { kind = "script", out = "eval/held-out-kir-2026-12-07.roofline.txt", parts = { { "bench/eval_roofline.lua", "{x}/ev/eval-all" } } },
+    { kind = "eval", run = "evf/eval-all", out = "eval/held-out-forward-2026-12-07.table.txt" } } },
   { tarball = "walks/h200-2026-12-02b.tar.gz", make = {
     { kind = "script", out = "walks/h200-2026-12-02b.report.txt", parts = {
       { "bench/walk.lua", "--backend", "cuda", "--runs", "{x}/h200-2026-12-02", "--report", "--policies",

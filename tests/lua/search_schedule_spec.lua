@@ -297,6 +297,20 @@ describe("the klineage policy's choice", function()
     expect(policy.choose(nil, j)):equals(untimed)
     expect(read):equals(2)
   end)
+  it("does not judge a schedule the model predicts slower than the kernel now, and keeps the skills", function()
+    local skill = { skill = "launch_bounds" }
+    local state = {
+      skills = function() return { skill } end,
+      schedules = function()
+        return { { skill = "schedule:a", predicted = { speedup = 2.0 } }, { skill = "schedule:b", predicted = { speedup = 0.6 } },
+                 { skill = "schedule:c", predicted = { speedup = 1.0 } } }
+      end,
+      rank = function(_, rows) return rows end,
+    }
+    local names = {}
+    for _, r in ipairs(policy.propose(state)) do names[#names + 1] = r.skill end
+    expect(table.concat(names, " ")):equals("launch_bounds schedule:a schedule:c")
+  end)
   it("keeps none when none is accepted", function()
     expect(policy.choose(nil, results({ timed(nil), timed(nil) }))):is_nil()
   end)
