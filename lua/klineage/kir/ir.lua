@@ -252,6 +252,19 @@ function M.subst_stmts(stmts, by)
   end)
 end
 
+-- Whether the kernel already names `name`: a parameter, an axis, or a
+-- declaration of its uniform, pre-point or per-point code (a name a
+-- primitive adds must be none of these).
+function M.declares(k, name)
+  for _, p in ipairs(k.params or {}) do if p.name == name then return true end end
+  for _, a in ipairs(k.axes or {}) do if a.name == name then return true end end
+  local hit = false
+  for _, list in ipairs({ k.uniform or {}, k.pre or {}, k.body or {} }) do
+    M.walk(list, function(s) if s.s == "let" and s.name == name then hit = true end end)
+  end
+  return hit
+end
+
 -- A shallow-new kernel sharing nothing mutable with k.
 function M.clone(k)
   local c = {}

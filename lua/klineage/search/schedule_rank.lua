@@ -150,8 +150,8 @@ local function shape_of(acc)
   return acc.array .. "|" .. table.concat(t, ",")
 end
 
-local function cost_along(a, d, tile)
-  local cost, shapes = 0, {}
+local function cost_along(m, d, tile)
+  local a, cost, shapes = m.a, 0, {}
   for _, acc in ipairs(a.accesses or {}) do
     if acc.array ~= "?" and (acc.kind == "load" or acc.kind == "store") then
       local s = d and stride_along(acc, d, a.digits, data_ranges(a)) or acc.stride_x
@@ -169,7 +169,7 @@ local function cost_along(a, d, tile)
         end
         if shape then shapes[shape] = true end
       end
-      cost = cost + c * (a.weights and a.weights[acc] or 1)
+      cost = cost + c * m.weights[acc]
     end
   end
   return math.max(cost, 0.25)
@@ -233,7 +233,7 @@ local FACTOR = {}
 function FACTOR.map(m, step)
   local x = step.args.x
   if not x or x == m.x then return 0.99, "the same lanes, another block shape" end
-  local f = cost_along(m.a, m.x) / cost_along(m.a, x)
+  local f = cost_along(m, m.x) / cost_along(m, x)
   m.x = x
   return f, string.format("lanes along %s: global accesses weigh %.2fx less", x, f)
 end
@@ -272,7 +272,7 @@ function FACTOR.split_reduce(m, step)
   local p = step.args[1] == "warp" and (tonumber(step.args.lanes) or 32) or tonumber(step.args.block) or 256
   local par = math.sqrt(fill(m.threads * p, m.device) / fill(m.threads, m.device))
   local idle = math.min(1, m.reduce_len / (2 * p))
-  local coal = cost_along(m.a, m.x) / cost_along(m.a, m.reduce_var)
+  local coal = cost_along(m, m.x) / cost_along(m, m.reduce_var)
   -- the merge: log2 shuffle steps inside a warp, then one a warp of a block,
   -- beside each lane's len / p trips; it counts where nothing is gained
   -- besides (the device already full, the accesses as coalesced as before)
@@ -302,12 +302,12 @@ end
 
 -- The weighted global accesses with the lanes along d, where the loads of
 -- the exchanged operands are coalesced (lanes along their own axis).
-local function cost_exchanged(a, d, arrays)
-  local cost = 0
+local function cost_exchanged(m, d, arrays)
+  local a, cost = m.a, 0
   for _, acc in ipairs(a.accesses or {}) do
     if acc.array ~= "?" and (acc.kind == "load" or acc.kind == "store") then
       local direct = acc.kind == "load" and arrays[acc.array]
-      cost = cost + ((direct or coalesced(stride_along(acc, d, a.digits, data_ranges(a)))) and 1 or M.STRIDED_COST)
+      cost = cost + ((direct or coalesced(stride_along(acc, d, a.digits, data_ranges(a)))) and 1 or M.STRIDED_COST) * m.weights[acc]
     end
   end
   return math.max(cost, 0.25)
@@ -316,14 +316,14 @@ end
 function FACTOR.stage(m, _, reasons)
   local arrays, s, rows = exchange_of(reasons)
   if arrays then
-    local f = cost_along(m.a, m.x) / cost_exchanged(m.a, s, arrays)
+    local f = cost_along(m, m.x) / cost_exchanged(m, s, arrays)
     local before = fill(m.threads, m.device)
     m.threads, m.x = m.threads / rows, s
     f = f * fill(m.threads, m.device) / before
     return f, string.format("a tile exchange: stores along %s and the exchanged loads both coalesced, %d rows a thread: %.2fx", s, rows, f)
   end
   local tile = tile_of(reasons)
-  local f = cost_along(m.a, m.x) / cost_along(m.a, m.x, tile)
+  local f = cost_along(m, m.x) / cost_along(m, m.x, tile)
   return f, string.format("reused loads shared by a tile of %d: accesses %.2fx", tile, f)
 end
 FACTOR.stage_halo = FACTOR.stage
@@ -333,7 +333,7 @@ function FACTOR.register_tile(m, step)
   local tile = 2 * r * c / (r + c) -- loads per output fall from 2 to (r + c) / (r c)
   local before = fill(m.threads, m.device)
   m.threads = m.threads / (r * c)
-  local f = cost_along(m.a, m.x) / cost_along(m.a, m.x, tile) * fill(m.threads, m.device) / before
+  local f = cost_along(m, m.x) / cost_along(m, m.x, tile) * fill(m.threads, m.device) / before
   return f, string.format("a %dx%d register tile: reused loads shared by %.1f", r, c, tile)
 end
 
@@ -373,7 +373,6 @@ function M.predict(before, _after, text, reasons, opts)
   local a = analyzed(before)
   if not a then return { speedup = 1, why = "no prediction: the analysis failed" } end
   local env = with_lets(before, env_of(before, opts.workload))
-  a.weights = weights(a, env)
   local outputs, geom = 1, nil
   for _, axis in ipairs(before.axes or {}) do
     local n = value(axis.extent, env)
@@ -384,7 +383,7 @@ function M.predict(before, _after, text, reasons, opts)
     outputs = outputs * (n or 1)
   end
   local reduce_var, reduce_len = reduction(a, env)
-  local m = { a = a, x = a.thread_x, threads = math.max(outputs, 1), reduce_var = reduce_var, reduce_len = reduce_len,
+  local m = { a = a, weights = weights(a, env), x = a.thread_x, threads = math.max(outputs, 1), reduce_var = reduce_var, reduce_len = reduce_len,
               device = (opts.sm_count or M.SM_COUNT) * M.THREADS_PER_SM }
   local s, whys = 1, {}
   for _, step in ipairs(steps_of(text)) do

@@ -155,7 +155,6 @@ function M.prior(state, node, added)
   return { factor = factor, why = #whys > 0 and table.concat(whys, "; ") or "no schedule skill for these families", skills = ids }
 end
 
-local deeper
 local function used_in(text)
   local used = {}
   for name in (text or ""):gmatch("([%w_]+)%b()") do used[name] = true end
@@ -237,7 +236,7 @@ end
 -- contraction's map, register tile and staging come out together, where
 -- depth 2 alone offers two of the three.
 M.DEEPER = 6
-deeper = function(ranked, depth, ctx)
+local function deeper(ranked, depth, ctx)
   local out, taken, families = {}, 0, {}
   for _, r in ipairs(ranked) do
     if taken >= M.DEEPER then break end

@@ -82,12 +82,7 @@ function M.apply(k, p)
     return nil, "an opaque statement reads blockIdx." .. dim .. " or gridDim." .. dim .. ": it cannot be renamed"
   end
   for _, n in ipairs({ M.var(dim), M.NEXT }) do
-    local taken
-    for _, prm in ipairs(k.params or {}) do if prm.name == n then taken = true end end
-    for _, list in ipairs({ k.uniform, k.pre or {}, k.body }) do
-      ir.walk(list, function(s) if s.s == "let" and s.name == n then taken = true end end)
-    end
-    if taken or n == axis.name then return nil, "the kernel already names " .. n end
+    if ir.declares(k, n) then return nil, "the kernel already names " .. n end
   end
   -- the uniform declarations stay before the loop (its bound may read them)
   local index = member("blockIdx", dim)

@@ -10,7 +10,6 @@ local geometry = require "klineage.kir.geometry"
 local analysis = require "klineage.kir.analysis"
 
 local M = { name = "register_tile" }
-local sharing
 
 local function bound_terms(guard, names)
   local form, out = guard.form, {}
@@ -32,7 +31,7 @@ end
 -- after it (a nested one is out of the other points' scope), never written
 -- after (an accumulator is each point's own), with no array type, and no
 -- call that is not a plain function of its arguments.
-sharing = function(body, loop, x, y)
+local function sharing(body, loop, x, y)
   local written, tops = {}, {}
   ir.walk(body, function(s)
     for n in pairs(ir.writes(s)) do written[n] = true end

@@ -30,19 +30,10 @@ end
 
 local TOP = "top_"
 
--- Whether the kernel already uses `name` (a parameter, a declaration, a read).
+-- Whether the kernel already uses `name`: it declares it, or the source
+-- defines it (a macro or a file-scope name).
 local function taken(k, name)
-  for _, q in ipairs(k.params) do if q.name == name then return true end end
-  -- a macro or a file-scope name of the source
-  if (k.prefix or ""):find("%f[%w_]" .. name .. "%f[^%w_]") then return true end
-  local hit = false
-  local function visit(st)
-    if st.s == "let" and st.name == name then hit = true end
-  end
-  ir.walk(k.uniform, visit)
-  ir.walk(k.body, visit)
-  for _, e in ipairs({ k.guard and k.guard.cond }) do if ir.vars(e)[name] then hit = true end end
-  return hit
+  return ir.declares(k, name) or (k.prefix or ""):find("%f[%w_]" .. name .. "%f[^%w_]") ~= nil
 end
 
 function M.apply(k, p)
