@@ -295,12 +295,17 @@ end)
 describe("the klineage policy's choice", function()
   local policy = require "klineage.search.policies.klineage"
   local read
-  local function results(list)
+  -- judged as the engine gives it: lazy results, the candidates, their count
+  local function results(list, held_back)
     read = 0
-    return setmetatable({}, { __index = function(_, i)
-      if list[i] then read = math.max(read, i) end
-      return list[i]
-    end })
+    local candidates = {}
+    for i = 1, #list do candidates[i] = { held_back = held_back and held_back[i] or nil } end
+    return setmetatable({ candidates = candidates }, {
+      __index = function(_, i)
+        if list[i] then read = math.max(read, i) end
+        return list[i]
+      end,
+      __len = function() return #list end })
   end
   local function timed(s) return { accepted = s ~= nil, effect = { measured = s ~= nil, speedup = s } } end
 
@@ -338,13 +343,32 @@ describe("the klineage policy's choice", function()
     list[12] = timed(5.0)
     local kept, why = policy.choose(nil, results(list))
     expect(kept):is_nil()
-    expect(why):contains("none of the 8 best ranked candidates was accepted")
+    expect(why):contains("none of the 8 best ranked candidates, nor a skill held back, was accepted")
     expect(read):equals(8)
     local skipped = { accepted = false, verdict = "skipped", effect = { measured = false } }
     list = { skipped, skipped, skipped }
     for i = 4, 10 do list[i] = timed(nil) end
     list[11] = timed(2.0)
     expect(policy.choose(nil, results(list)).effect.speedup):equals(2.0)
+  end)
+  it("after 8 with none accepted, judges the skills held back (ranked last), not the ranked rest", function()
+    local list, held = {}, {}
+    for i = 1, 10 do list[i] = timed(nil) end
+    list[9] = timed(4.0) -- a ranked row past the patience: never judged
+    list[11], held[11] = timed(nil), "guard: launch.threads ≥ 640"
+    list[12], held[12] = timed(1.8), "never seen to help"
+    list[13], held[13] = timed(2.5), "never seen to help"
+    local judged = results(list, held)
+    local kept = policy.choose(nil, judged)
+    expect(kept.effect.speedup):equals(1.8) -- the first held back accepted: each costs a cycle
+    expect(read):equals(12)
+    expect(rawget(judged, 9)):is_nil()
+  end)
+  it("judges no held-back row once a ranked one is accepted, even with the width not reached", function()
+    local list, held = { timed(nil), timed(1.3) }, {}
+    list[3], held[3] = timed(3.0), "never seen to help"
+    expect(policy.choose(nil, results(list, held)).effect.speedup):equals(1.3)
+    expect(read):equals(2)
   end)
 end)
 

@@ -14,10 +14,11 @@
 --               text }... } | nil (the conditions that only rank and
 --               speak against it here: skills.match's ranks), because =
 --               { text... }, node }
---   skill_rows.held_back_for_speed(row) -> true when every condition
+--   skill_rows.held_back_for_speed(row, record) -> true when everything
 --       blocking the row is a precondition or guard none of whose evidence
---       was a wrong or rejected result: it predicts a loss of speed, which
---       the compare can check, and not a wrong kernel
+--       was a wrong or rejected result, or the record's "never seen to
+--       help" with no such result among its observations: it predicts a
+--       loss of speed, which the compare can check, and not a wrong kernel
 --   skill_rows.rank(rows) -> rows, best first: admitted before held back,
 --       those nothing speaks against before those ranked down, then expected gain (the skill's median measured speedup) times its
 --       confidence, then the cheaper materialization (transform, template,
@@ -90,11 +91,14 @@ end
 
 local CORRECTNESS = { wrong = true, rejected = true }
 
-function M.held_back_for_speed(row)
+function M.held_back_for_speed(row, record)
   if #row.blockers == 0 then return false end
   for _, b in ipairs(row.blockers) do
-    if b.kind ~= "precondition" and b.kind ~= "guard" then return false end
-    for _, e in ipairs(b.condition.evidence or {}) do
+    -- "never seen to help" is the record's whole evidence; a condition's is its own
+    local evidence = b.kind == "evidence" and record and record.evidence
+      or (b.kind == "precondition" or b.kind == "guard") and b.condition.evidence
+    if not evidence then return false end
+    for _, e in ipairs(evidence) do
       if CORRECTNESS[e.outcome] then return false end
     end
   end
@@ -127,7 +131,7 @@ function M.rows(state, node, opts)
       if not (row.blocked_by and row.blocked_by.kind == "pattern" and state.step > 1) then
         state:decide(row, node, { status = "skipped", why = row.blocked_by and row.blocked_by.text or "blocked" })
       end
-      if opts and opts.held_back and M.held_back_for_speed(row) then add(row, r, row.blocked_by.text) end
+      if opts and opts.held_back and M.held_back_for_speed(row, r) then add(row, r, row.blocked_by.text) end
     else
       add(row, r, nil)
     end

@@ -43,8 +43,9 @@ speedups are "-" and correctness is what is measured.
 
 options:
   --budget N         gate cycles per unit (default 30)
-  --policies LIST    klineage, klineage_explore (then the skills held back
-                     by conditions learned from slowdowns, on cuda), the
+  --policies LIST    klineage (then, on cuda, the skills held back by
+                     conditions learned from slowdowns), klineage_explore
+                     (the same candidates with no patience), the
                      baselines (forward, random, memory, llm-only) or
                      policy files (default klineage)
   --leave-one-out    skills for a lineage task learned without its lineage

@@ -97,9 +97,10 @@ options:
                     the arch the run compiles for)
   --budget N        gate cycles at most (default 30)
 ]] .. llm_mod.HELP .. "\n" .. [[
-  --policy NAME     klineage (default), klineage_explore (then, where timed,
-                    the skills held back by conditions learned from
-                    slowdowns), a baseline (forward, random, memory,
+  --policy NAME     klineage (default; then, where timed, the skills held
+                    back by conditions learned from slowdowns),
+                    klineage_explore (the same candidates with no
+                    patience), a baseline (forward, random, memory,
                     llm-only), or a policy file (examples/policies/; the
                     contract: lua/klineage/search/init.lua)
   --backend NAME    cuda (default where a GPU answers) or emu

@@ -7,20 +7,27 @@
 -- are judged in turn until the engine accepts one (correct and, where
 -- timed, faster beyond noise than the kernel the search is at). Where timed,
 -- the WIDTH - 1 next are judged too and the fastest kept, so that what the
--- model cannot tell apart (a warp or a block a row) is measured. A step
--- that judges PATIENCE candidates with none accepted ends the search: past
--- the model's best few, cycles buy little. Copy this file to change a step:
+-- model cannot tell apart (a warp or a block a row) is measured. After
+-- PATIENCE candidates with none accepted, the step turns to the skills held
+-- back by conditions learned only from slowdowns (where timed: the compare
+-- can overrule such a prediction, never a wrong result), one cycle each
+-- while the budget lasts; none accepted ends the search. On the H100's
+-- held-out suite the best few ranked rows held every schedule kept, and
+-- the held-back decorations paid after them (launch_bounds 1.86x after
+-- attention's register tile, restrict 1.16x after embedding's coarsen).
+-- Copy this file to change a step:
 -- `klineage optimize K.cu --workload SPEC --policy ./mine.lua` (search/init.lua).
 local SCHEDULES = 40 -- the model's schedules ranked beside the skills
 local WIDTH = 3      -- timed: candidates judged from the first accepted one on
-local PATIENCE = 8   -- candidates judged (a cycle each) with none accepted
+local PATIENCE = 8   -- ranked candidates judged (a cycle each) with none accepted
 
 return {
   name = "klineage",
-  about = "skills admitted by their preconditions and guards and the best predicted schedules, ranked by expected gain",
+  about = "skills admitted by their preconditions and guards and the best predicted schedules, ranked by expected gain; "
+    .. "then, where timed, the skills held back by slowdowns",
   direction = "forward",
   propose = function(state)
-    local rows, taken = state:skills(), 0
+    local rows, taken = state:skills({ held_back = state.timed }), 0
     for _, r in ipairs(state:schedules()) do
       if taken >= SCHEDULES then break end
       -- one the model predicts slower than the kernel the search is at is
@@ -30,17 +37,25 @@ return {
         rows[#rows + 1], taken = r, taken + 1
       end
     end
-    return state:rank(rows)
+    return state:rank(rows) -- held-back rows last
   end,
   choose = function(_, judged)
     local best, first, spent = nil, nil, 0
-    for i, r in ipairs(judged) do
-      if r.verdict ~= "skipped" then spent = spent + 1 end -- a skipped row cost no cycle
-      if r.accepted and (not best or (r.effect.measured and r.effect.speedup > best.effect.speedup)) then best = r end
-      first = first or (r.accepted and i)
-      if best and (i >= first + WIDTH - 1 or not best.effect.measured) then break end
-      if not first and spent >= PATIENCE then return nil, "none of the " .. PATIENCE .. " best ranked candidates was accepted" end
+    for i = 1, #judged do
+      local held_back = judged.candidates[i].held_back
+      if held_back and best then break end
+      -- ranked rows while the patience lasts (or WIDTH from the first
+      -- accepted one); then only the held-back rows, which rank last
+      if held_back or first or spent < PATIENCE then
+        local r = judged[i]
+        if not r then break end -- the budget is spent
+        if r.verdict ~= "skipped" then spent = spent + 1 end -- a skipped row cost no cycle
+        if r.accepted and (not best or (r.effect.measured and r.effect.speedup > best.effect.speedup)) then best = r end
+        first = first or (r.accepted and i)
+        if best and (held_back or i >= first + WIDTH - 1 or not best.effect.measured) then break end
+      end
     end
-    return best
+    if best then return best end
+    return nil, string.format("none of the %d best ranked candidates, nor a skill held back, was accepted", PATIENCE)
   end,
 }

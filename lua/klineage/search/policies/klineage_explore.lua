@@ -1,17 +1,15 @@
--- The klineage policy, then the skills its conditions held back. A
--- precondition or guard learned from slowdowns predicts that a skill will
--- not pay here; where kernels are timed the compare can check that
--- prediction for one gate cycle. So once every admitted skill of a step
--- has been tried, the held-back ones are tried too, after them and in the
--- same order, while budget remains (on the H200's held-out suite, guards
--- learned from two conv2d slowdowns held grid_stride back from kernels
--- where it paid 2.29x). A condition that ever separated a wrong or
--- rejected result still blocks, and where nothing is timed (emu) nothing
--- is held back: no compare could overrule a condition there.
+-- klineage_explore: the klineage policy's candidates (the admitted skills,
+-- the schedules the model does not predict slower, then, where timed, the
+-- skills held back by slowdowns), judged in rank order with no patience and
+-- no width: the first accepted is kept, and the search goes on while the
+-- budget lasts. Set beside klineage, it says what klineage's patience and
+-- width cost or buy under the same budget.
+local klineage = require "klineage.search.policies.klineage"
+
 return {
   name = "klineage_explore",
-  about = "the klineage policy, then, with budget left, the skills held back by conditions learned from slowdowns",
+  about = "klineage's ranked candidates, held-back skills last, judged with no patience: the first accepted kept",
   direction = "forward",
-  propose = function(state) return state:rank(state:skills({ held_back = state.timed })) end,
+  propose = klineage.propose,
   choose = function(_, judged) return judged:first() end,
 }
