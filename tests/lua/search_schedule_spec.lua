@@ -294,15 +294,15 @@ end)
 
 describe("the klineage policy's choice", function()
   local policy = require "klineage.search.policies.klineage"
-  local read
+  local read, touched
   -- judged as the engine gives it: lazy results, the candidates, their count
   local function results(list, held_back)
-    read = 0
+    read, touched = 0, {}
     local candidates = {}
     for i = 1, #list do candidates[i] = { held_back = held_back and held_back[i] or nil } end
     return setmetatable({ candidates = candidates }, {
       __index = function(_, i)
-        if list[i] then read = math.max(read, i) end
+        if list[i] then read, touched[i] = math.max(read, i), true end
         return list[i]
       end,
       __len = function() return #list end })
@@ -343,7 +343,7 @@ describe("the klineage policy's choice", function()
     list[12] = timed(5.0)
     local kept, why = policy.choose(nil, results(list))
     expect(kept):is_nil()
-    expect(why):contains("none of the 8 best ranked candidates, nor a skill held back, was accepted")
+    expect(why):equals("none of the 8 best ranked candidates was accepted")
     expect(read):equals(8)
     local skipped = { accepted = false, verdict = "skipped", effect = { measured = false } }
     list = { skipped, skipped, skipped }
@@ -362,7 +362,12 @@ describe("the klineage policy's choice", function()
     local kept = policy.choose(nil, judged)
     expect(kept.effect.speedup):equals(1.8) -- the first held back accepted: each costs a cycle
     expect(read):equals(12)
-    expect(rawget(judged, 9)):is_nil()
+    expect(touched[9]):is_nil()  -- ranked rows past the patience: not judged
+    expect(touched[10]):is_nil()
+    expect(touched[11]):equals(true)
+    list[12], list[13] = timed(nil), timed(nil)
+    expect(select(2, policy.choose(nil, results(list, held))))
+      :equals("none of the 8 best ranked candidates, nor a skill held back, was accepted")
   end)
   it("judges no held-back row once a ranked one is accepted, even with the width not reached", function()
     local list, held = { timed(nil), timed(1.3) }, {}

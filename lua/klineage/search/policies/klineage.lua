@@ -40,10 +40,11 @@ return {
     return state:rank(rows) -- held-back rows last
   end,
   choose = function(_, judged)
-    local best, first, spent = nil, nil, 0
+    local best, first, spent, held = nil, nil, 0, false
     for i = 1, #judged do
       local held_back = judged.candidates[i].held_back
       if held_back and best then break end
+      held = held or held_back ~= nil
       -- ranked rows while the patience lasts (or WIDTH from the first
       -- accepted one); then only the held-back rows, which rank last
       if held_back or first or spent < PATIENCE then
@@ -56,6 +57,7 @@ return {
       end
     end
     if best then return best end
-    return nil, string.format("none of the %d best ranked candidates, nor a skill held back, was accepted", PATIENCE)
+    return nil, string.format("none of the %d best ranked candidates%s was accepted", PATIENCE,
+                              held and ", nor a skill held back," or "")
   end,
 }
