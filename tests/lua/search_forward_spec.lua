@@ -255,7 +255,7 @@ describe("skills held back by conditions learned from slowdowns", function()
     for _, r in ipairs(rows) do
       if r.skill == "slow-guarded" then
         expect(r.held_back):contains("guard: launch.threads")
-        expect(r.because[1]):contains("tried after every admitted skill")
+        expect(r.because[1]):contains("tried only after the ranked candidates, where timed")
       else
         expect(r.held_back):is_nil()
       end

@@ -119,7 +119,7 @@ function M.rows(state, node, opts)
       if not state.tried[tried] then
         out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r, node = node,
                           params = set.params, params_key = set.key, held_back = held_back, ranked_down = against,
-                          because = held_back and { "held back by " .. held_back .. "; tried after every admitted skill" }
+                          because = held_back and { "held back by " .. held_back .. "; tried only after the ranked candidates, where timed" }
                             or because(r, values, against) }
       end
     end
