@@ -315,6 +315,10 @@ local INVENTORY = {
     { kind = "eval", run = "ev/eval-all", out = "eval/held-out-kir-2026-12-07.table.txt" },
     { kind = "script", out = "eval/held-out-kir-2026-12-07.roofline.txt", parts = { { "bench/eval_roofline.lua", "{x}/ev/eval-all" } } },
     { kind = "eval", run = "evf/eval-all", out = "eval/held-out-forward-2026-12-07.table.txt" } } },
+  { tarball = "eval/kir-2026-12-07b.tar.gz", make = {
+    { kind = "report", run = "ev/eval-all", md = "eval/kir-2026-12-07b-report.md", html = "eval/kir-2026-12-07b-report.html" },
+    { kind = "eval", run = "ev/eval-all", out = "eval/held-out-kir-2026-12-07b.table.txt" },
+    { kind = "script", out = "eval/held-out-kir-2026-12-07b.roofline.txt", parts = { { "bench/eval_roofline.lua", "{x}/ev/eval-all" } } } } },
   { tarball = "walks/h200-2026-12-02b.tar.gz", make = {
     { kind = "script", out = "walks/h200-2026-12-02b.report.txt", parts = {
       { "bench/walk.lua", "--backend", "cuda", "--runs", "{x}/h200-2026-12-02", "--report", "--policies",
