@@ -9,9 +9,10 @@
 -- the WIDTH - 1 next are judged too and the fastest kept, so that what the
 -- model cannot tell apart (a warp or a block a row) is measured. After
 -- PATIENCE candidates with none accepted, the step turns to the skills held
--- back by conditions learned only from slowdowns (where timed: the compare
--- can overrule such a prediction, never a wrong result), one cycle each
--- while the budget lasts; none accepted ends the search. On the H100's
+-- back by conditions learned only from slowdowns, or never seen to help
+-- (where timed: the compare can overrule such a prediction, never a wrong
+-- result), one cycle each while the budget lasts; none accepted ends the
+-- search. On the H100's
 -- held-out suite the best few ranked rows held every schedule kept, and
 -- the held-back decorations paid after them (launch_bounds 1.86x after
 -- attention's register tile, restrict 1.16x after embedding's coarsen).
@@ -44,12 +45,12 @@ return {
     for i = 1, #judged do
       local held_back = judged.candidates[i].held_back
       if held_back and best then break end
-      held = held or held_back ~= nil
       -- ranked rows while the patience lasts (or WIDTH from the first
       -- accepted one); then only the held-back rows, which rank last
       if held_back or first or spent < PATIENCE then
         local r = judged[i]
         if not r then break end -- the budget is spent
+        held = held or held_back ~= nil
         if r.verdict ~= "skipped" then spent = spent + 1 end -- a skipped row cost no cycle
         if r.accepted and (not best or (r.effect.measured and r.effect.speedup > best.effect.speedup)) then best = r end
         first = first or (r.accepted and i)
