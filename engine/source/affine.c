@@ -820,6 +820,9 @@ static uint8_t bank_ways(int64_t stride_bytes, uint32_t bytes) {
   return (uint8_t)worst;
 }
 
+/* far above any block's shared memory, far below int64 products */
+#define SHARED_ELEMS_MAX ((int64_t)1 << 32)
+
 typedef struct shared_array {
   uint32_t decl;           /* KL_N_DECLARATOR */
   uint32_t name_off, name_len;
@@ -846,11 +849,16 @@ static void collect_shared(kl_unit *u, uint32_t root, shared_array *arrays, uint
       if (name == KL_NONE) continue;
       ident_text(u, name, &a->name_off, &a->name_len);
       int ok = 1;
+      int64_t elems = 1;
       for (uint32_t c = 0; c < u->nodes[d].child_count; c++) {
         if (kl_child_field(u, d, c) != KL_F_INDEX) continue;
         int64_t v;
         if (a->ndims == 4 || !kl_eval_const(u, kl_child(u, d, c), &v) || v <= 0) ok = 0;
         else a->dims[a->ndims++] = v;
+        /* no shared array holds more than a block's 228 KB: a larger one
+         * is no shared array we can reason about, and its row products
+         * would overflow */
+        if (ok && (__builtin_mul_overflow(elems, v, &elems) || elems > SHARED_ELEMS_MAX)) ok = 0;
       }
       if (ok && a->ndims) (*n)++;
     }

@@ -668,6 +668,18 @@ static void test_shared(test_batch *t) {
   OK(t, a && u->nodes[a->param].kind == KL_N_DECLARATOR, "param is the array's declarator");
   free(as);
   kl_unit_free(u);
+  /* a declared size no block could hold (found by the fuzzer: the row
+   * products of its flat index overflowed int64) is no shared array */
+  u = parse("__global__ void k(float *o) {\n"
+            "  __shared__ float s[2][4099276460824344800][32][32];\n"
+            "  __shared__ float ok[4][32];\n"
+            "  o[threadIdx.x] = s[1][0][threadIdx.y][threadIdx.x] + ok[1][threadIdx.x];\n"
+            "}\n");
+  as = kl_shared_accesses(u, first_of(u, KL_N_FUNCTION), &n);
+  INT_EQ(t, n, 1, "an impossibly large array is not analysed; the other one is");
+  OK(t, n == 1 && access_of(u, as, n, "ok[1][threadIdx.x]") != NULL, "the small one is found");
+  free(as);
+  kl_unit_free(u);
 }
 
 int main(void) {
