@@ -51,6 +51,17 @@ return {
   end)
 end)
 
+describe("a kernel the device could not launch", function()
+  it("is a launch_error on emu too: its registers at a block of 1024 fit no multiprocessor of sm_90", function()
+    local saxpy = assert(workload.load(fixtures .. "/saxpy"))
+    local r = gate.evaluate(ctx, { file = adversarial .. "/resources/register_hog.cu" }, saxpy,
+                            { baseline = { file = fixtures .. "/saxpy/v0.cu" } })
+    expect(r.verdict):equals("launch_error")
+    expect(r.stages.compile.message):contains("no block of 1024 threads fits on an sm_90 multiprocessor (registers")
+    expect(r.stages.correct):is_nil() -- refused before anything ran
+  end)
+end)
+
 describe("the reference copy", function()
   it("is checksummed: a kernel that writes into it is out_of_bounds (fake worker)", function()
     local fpool = assert(pool_mod.new { backend = "fake", timeout = 30 })

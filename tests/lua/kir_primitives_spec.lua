@@ -119,6 +119,12 @@ local LEGAL = {
   { "batched_gemm", "unflatten(block=32x8) persist(dim=z,blocks=3)", "for (long bz_ = blockIdx.z; bz_ < batch; bz_ += gridDim.z) {",
     "unfolded grid of batch", "sample" },
   { "colsum", "split_reduce(y=4) persist(dim=x,blocks=2)", "__syncthreads();\n      if (!live_) goto persist_next_;", "turns' count" },
+  -- bound: a hint to ptxas, after the block the schedule set, results unchanged
+  { "axpby", "bound(blocks=8)", 'extern "C" __global__ void __launch_bounds__(256, 8) axpby(', "at most 32 registers" },
+  { "gemv", "split_reduce(warp,lanes=8) bound(blocks=4) persist(dim=x,blocks=2)", "__launch_bounds__(256, 4) gemv(",
+    "so that 4 blocks fit", "sample" },
+  { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(4,4) stage() bound(blocks=4)", "__launch_bounds__(256, 4)",
+    "at most 64 registers" },
 }
 
 -- The gate runs, in make test, on the first case of each leading primitive.
@@ -251,7 +257,20 @@ extern "C" __global__ void add_transposed(int m, int n, const float *in, float *
 ]==]
 
 -- { kernel (task name or text), schedule, words of the refusal }
+local OWN_BOUNDS = [==[
+// @kl launch grid(cdiv(n, 128)) block(128)
+extern "C" __global__ __launch_bounds__(128) void twice(int n, const float *x, float *y) {
+  int i = blockIdx.x * 128 + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+]==]
+
 local ILLEGAL = {
+  { "axpby", "bound(blocks=16)", "16 blocks of 256 threads exceed the 2048 threads a multiprocessor holds" },
+  { "axpby", "bound(blocks=2) bound(blocks=4)", "already bounded" },
+  { "axpby", "bound(blocks=0)", "K from 1 to 32" },
+  { OWN_BOUNDS, "bound(blocks=2)", "the kernel has its own __launch_bounds__" },
+  { "gemv", "bound(blocks=2) persist(dim=x,blocks=2) bound(blocks=4)", "persist goes last" },
   { "cummax_cols", "split_reduce(warp)", "a scan, not a reduction" },
   { "gemv", "persist(dim=y,blocks=4)", "no output axis on blockIdx.y" },
   -- the turn's index would shadow a parameter of the same name

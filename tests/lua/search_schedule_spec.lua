@@ -40,7 +40,7 @@ describe("schedule rows", function()
     for i, r in ipairs(rows) do
       local names = {}
       for name in r.schedule:gmatch("([%w_]+)%b()") do
-        if name ~= "unroll" and name ~= "persist" then names[#names + 1] = name end
+        if name ~= "unroll" and name ~= "persist" and name ~= "bound" then names[#names + 1] = name end
       end
       local f = table.concat(names, " ")
       count[f] = (count[f] or 0) + 1
@@ -75,7 +75,7 @@ describe("the static model", function()
     local tw, src = task(name)
     local state = fake_state()
     state.workload = tw
-    local rows = schedules.rows(state, { source = src, sha256 = name })
+    local rows = schedules.rows(state, { source = src, sha256 = name }, { resources = false })
     return rows[1].schedule, rows
   end
 
@@ -176,7 +176,7 @@ describe("the static model", function()
     local state = fake_state()
     state.workload = tw
     local record = { stages = { profile = { pct_of_roofline = 25 } } }
-    local rows = schedules.rows(state, { source = src, sha256 = "a", record = record })
+    local rows = schedules.rows(state, { source = src, sha256 = "a", record = record }, { resources = false })
     for _, r in ipairs(rows) do expect(r.predicted.speedup <= 4):equals(true) end
     expect(rows[1].predicted.speedup):equals(4)
     expect(rows[1].predicted.why):contains("capped at 4.00x")
@@ -205,7 +205,7 @@ describe("the static model", function()
     local split = function(params)
       local state = fake_state()
       state.workload = setmetatable({ params = params }, { __index = tw })
-      for _, r in ipairs(schedules.rows(state, { source = src, sha256 = "g" })) do
+      for _, r in ipairs(schedules.rows(state, { source = src, sha256 = "g" }, { resources = false })) do
         if r.schedule == "split_reduce(warp)" then return r.predicted.speedup end
       end
     end
@@ -217,7 +217,7 @@ describe("the static model", function()
     local dir = home .. "/gpu/workloads/transpose"
     local state = fake_state()
     state.workload = assert(workload.load(dir .. "/workload.lua"))
-    local rows = schedules.rows(state, { source = assert(files.read_text(dir .. "/v0_naive.cu")), sha256 = "t" })
+    local rows = schedules.rows(state, { source = assert(files.read_text(dir .. "/v0_naive.cu")), sha256 = "t" }, { resources = false })
     expect(rows[1].schedule):matches("^stage%(")
     -- in coalesced, out strided (weight STRIDED_COST) becomes both coalesced
     expect(math.abs(rows[1].predicted.speedup - (1 + rank.STRIDED_COST) / 2) < 1e-9):equals(true)
@@ -262,12 +262,12 @@ end)
 describe("a scheduled node", function()
   it("extends its sequence with primitives it has not used, and offers the other sequences instead of it", function()
     local state = fake_state()
-    local first = schedules.rows(state, { source = matmul, sha256 = "m" })
+    local first = schedules.rows(state, { source = matmul, sha256 = "m" }, { resources = false })
     local map
     for _, r in ipairs(first) do if r.schedule:match("^map%([^)]*%)$") and r.schedule:find("x=j") then map = r end end
     expect(map ~= nil):equals(true)
     local node = { source = map.source, sha256 = "after-map", kir = map.kir }
-    local rows = schedules.rows(state, node)
+    local rows = schedules.rows(state, node, { resources = false })
     local extensions, alternatives, texts = 0, 0, {}
     for _, r in ipairs(rows) do
       expect(texts[r.schedule]):is_nil() -- each sequence once
@@ -289,6 +289,103 @@ describe("a scheduled node", function()
     -- the other map (lanes along i) and map with a stage are neighbours the search can still measure
     expect(texts["map(block=32x8,x=i,y=j)"]):equals(true)
     expect(alternatives):at_least(5)
+  end)
+end)
+
+describe("the compiler's report on the first rows", function()
+  -- A stand-in for NVRTC: a register tile takes 200 registers; under
+  -- __launch_bounds__(T, K) ptxas fits 65536 / (T x K), and spills at K = 2
+  -- (as it may); a double-buffered stage does not compile.
+  local function fake_compile(log)
+    return function(source)
+      log[#log + 1] = source
+      if source:find("buf_", 1, true) then return nil, { verdict = "compile_error", message = "schedule.cu(9): error: too much shared data" } end
+      local regs = source:find("sum_1_1", 1, true) and 200 or 40
+      local spills = 0
+      local t, k = source:match("__launch_bounds__%((%d+), (%d+)%)")
+      if t then
+        regs = math.min(regs, 65536 // (tonumber(t) * tonumber(k)))
+        if k == "2" then spills = 8 end
+      end
+      return { functions = { matmul = { registers = regs, smem = 8192, barriers = 1, spill_stores = spills } } }
+    end
+  end
+
+  -- the example's matmul runs blocks of 32 x 32: 1024 threads
+  local function report_rows(compile, mode)
+    local state = fake_state()
+    state.ctx = { arch = "sm_90" }
+    local node = { source = matmul, sha256 = "m", record = { stages = { compile = { occupancy = 1 } } } }
+    local rows = schedules.rows(state, node, { compile = compile, resources = mode })
+    local by, at = {}, {}
+    for i, r in ipairs(rows) do by[r.schedule], at[r.schedule] = r, i end
+    return state, rows, by, at
+  end
+
+  it("drops what does not compile or cannot launch, with a skipped decision each; a bound makes a block of 1024 launch", function()
+    local log = {}
+    local state, rows, by, at = report_rows(fake_compile(log))
+    for _, r in ipairs(rows) do
+      if r.resources then expect(r.schedule:find("buffers=2", 1, true)):is_nil() end
+    end
+    local why = {}
+    for _, d in ipairs(state.decided) do why[d.row.schedule] = d.fields.why end
+    expect(why["register_tile(4,4) stage(buffers=2)"]):contains("does not compile: schedule.cu(9): error: too much shared data")
+    -- 200 registers x 1024 threads: no block fits, as the device would say
+    expect(by["register_tile(4,4) stage()"]):is_nil()
+    expect(why["register_tile(4,4) stage()"]):contains(
+      "cannot launch: occupancy 0 (200 registers a thread, 0 blocks a multiprocessor, bound by registers)")
+    -- bound(blocks=1): ptxas fits 64 registers, one block of 32 warps
+    local bounded = by["register_tile(4,4) stage() bound(blocks=1)"]
+    expect(bounded.resources.registers):equals(64)
+    expect(bounded.resources.occupancy):equals(0.5)
+    expect(bounded.source):contains("__launch_bounds__(1024, 1) matmul(")
+    expect(bounded.because[#bounded.because]):contains("so that 1 blocks fit")
+    expect(at[bounded.schedule]):at_most(3)
+    -- only rows with a register tile or a stage are compiled
+    for _, src in ipairs(log) do
+      expect(src:find("sum_1_1", 1, true) ~= nil or src:find("__syncthreads", 1, true) ~= nil):is_true()
+    end
+  end)
+
+  it("predicts low occupancy down against the node's, and offers a bound that raises it without spills", function()
+    local _, _, by, at = report_rows(fake_compile({}), "full")
+    local plain = {}
+    for _, r in ipairs(schedules.rows(fake_state(), { source = matmul, sha256 = "m" }, { resources = false })) do
+      plain[r.schedule] = r.predicted.speedup
+    end
+    -- 256 threads at 200 registers: one block, occupancy 0.125
+    local tile = by["map(block=32x8,x=j,y=i) register_tile(4,4) stage()"]
+    expect(tile.resources.occupancy):equals(0.125)
+    expect(tile.predicted.why):contains("occupancy 0.125 (200 registers a thread, 1 blocks a multiprocessor, bound by registers)")
+    expect(tile.predicted.speedup < plain[tile.schedule]):is_true()
+    -- four blocks at 64 registers: occupancy 0.5, no penalty, ranked above it
+    local bounded = by[tile.schedule .. " bound(blocks=4)"]
+    expect(bounded.resources.occupancy):equals(0.5)
+    expect(bounded.predicted.speedup):equals(plain[tile.schedule])
+    expect(at[bounded.schedule] < at[tile.schedule]):is_true()
+    -- the bound that spills (K = 2 in the stand-in) is not offered
+    expect(by[tile.schedule .. " bound(blocks=2)"]):is_nil()
+  end)
+
+  it("on emu reads only whether a block of 512 threads or more launches, and predicts nothing down", function()
+    local log = {}
+    local state, _, by = report_rows(fake_compile(log), "launch")
+    -- the 32 x 32 blocks are read, the 32 x 8 ones are not (256 threads of any registers fit)
+    expect(by["register_tile(4,4) stage()"]):is_nil()
+    expect(by["register_tile(4,4) stage() bound(blocks=1)"].resources.registers):equals(64)
+    local small = by["map(block=32x8,x=j,y=i) register_tile(4,4) stage()"]
+    expect(small.resources):is_nil()
+    expect(by["map(block=32x8,x=j,y=i) register_tile(4,4) stage() bound(blocks=4)"]):is_nil()
+    for _, src in ipairs(log) do expect(src):contains("block(TILE, TILE)") end
+    expect(#state.decided):at_least(1)
+  end)
+
+  it("is not read when the caller says so", function()
+    for _, r in ipairs(schedules.rows(fake_state(), { source = matmul, sha256 = "m" }, { resources = false })) do
+      expect(r.resources):is_nil()
+      expect(r.schedule:find("bound(", 1, true)):is_nil()
+    end
   end)
 end)
 
@@ -431,7 +528,7 @@ describe("the schedule skills' prior", function()
 
   it("blocks a family where a blocking condition speaks against the kernel, and says so in a skipped decision", function()
     local state = state_with({ skill("stage", { { "launch.blocks", ">=", 1e9, blocks = true } }) }, { ["launch.blocks"] = 4096 })
-    local rows = schedules.rows(state, { source = matmul, sha256 = "m" })
+    local rows = schedules.rows(state, { source = matmul, sha256 = "m" }, { resources = false })
     for _, r in ipairs(rows) do expect(r.schedule:find("stage") == nil):equals(true) end
     local said
     for _, d in ipairs(state.decided) do if d.fields.why:find("schedule-stage is blocked here", 1, true) then said = d end end
@@ -442,7 +539,7 @@ describe("the schedule skills' prior", function()
   it("ranks a family down for each condition that only ranks and speaks against it; unknown and _after ones say nothing", function()
     local records = { skill("stage", { { "launch.blocks", ">=", 1e9, blocks = false }, { "registers_after", "<", 1, blocks = true },
                                        { "role.intensity", ">=", 1, blocks = true } }) }
-    local rows = schedules.rows(state_with(records, { ["launch.blocks"] = 4096 }), { source = matmul, sha256 = "m" })
+    local rows = schedules.rows(state_with(records, { ["launch.blocks"] = 4096 }), { source = matmul, sha256 = "m" }, { resources = false })
     local staged, plain
     for _, r in ipairs(rows) do
       if r.schedule == "stage()" then staged = r end
@@ -454,7 +551,7 @@ describe("the schedule skills' prior", function()
     expect(plain.prior.factor):equals(1) -- no skill of map here
     -- a family that never helped is ranked, not blocked, on evidence from fewer than three lineages
     local never = skill("stage", {}, {}, { confidence = { supporting = 0, contradicting = 2, lineages = 1, level = "low" } })
-    local again = schedules.rows(state_with({ never }, {}), { source = matmul, sha256 = "m" })
+    local again = schedules.rows(state_with({ never }, {}), { source = matmul, sha256 = "m" }, { resources = false })
     local found
     for _, r in ipairs(again) do if r.schedule == "stage()" then found = r end end
     expect(found ~= nil):equals(true)

@@ -3,7 +3,9 @@
 -- (klineage.base.verdicts names them all):
 --
 --   compile   NVRTC through the content-addressed cache; ptxas resources and
---             theoretical occupancy at the bench launch   (gate/kernel.lua)
+--             theoretical occupancy at the bench launch; a kernel no block
+--             of which fits on the arch is launch_error, on emu too
+--                                                         (gate/kernel.lua)
 --   reference the baseline against the workload's C reference at the test
 --             sizes, once per run context               (gate/reference.lua)
 --   correct   against the baseline kernel run in the same worker, at every
@@ -154,7 +156,19 @@ local function add_occupancy(stage, cand, w, arch)
     stage.occupancy = occ and occ.occupancy
     stage.active_blocks = occ and occ.active_blocks
     stage.threads = g.geometry.threads
+    stage.why_zero = occ and occ.why_zero
   end
+end
+
+-- A kernel no block of which fits on a multiprocessor of the arch (its
+-- registers or shared memory at the bench block) cannot launch there: the
+-- device refuses it, and emu, which would run it, must too.
+local function unlaunchable(stage, arch)
+  if stage.active_blocks ~= 0 then return nil end
+  stage.verdict = "launch_error"
+  stage.message = string.format("no block of %d threads fits on an %s multiprocessor (%s): the device would refuse every launch",
+    stage.threads or 0, arch, tostring(stage.why_zero or "its resources"))
+  return "launch_error"
 end
 
 -- The other bench sizes (bench_params), each timed as the first.
@@ -194,6 +208,7 @@ local function judge(ctx, record, candidate, base_c, w, opts, options)
     return "baseline_broken"
   end
   add_occupancy(cstage, cand, w, ctx.arch)
+  if unlaunchable(cstage, ctx.arch) then return "launch_error" end
   local rverdict = reference.judge(ctx, record, base, w, options, opts) -- the baseline against reference.c
   if rverdict then return rverdict end
   local s = session.new { pool = ctx.pool, worker = worker, timeout = ctx.timeout, async = opts.async,

@@ -175,7 +175,9 @@ function M.emit(k)
     if not p then return nil, why end
     prefix = p
   end
-  return prefix .. k.header .. M.body_text(k) .. k.suffix
+  local header, hwhy = require("klineage.kir.primitives.bound").header(k)
+  if not header then return nil, hwhy end
+  return prefix .. header .. M.body_text(k) .. k.suffix
 end
 
 return M

@@ -9,7 +9,7 @@
 local M = {}
 
 M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan",
-  "persist" }
+  "bound", "persist" }
 
 function M.primitive(name)
   for _, n in ipairs(M.ORDER) do

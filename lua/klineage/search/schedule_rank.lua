@@ -400,14 +400,14 @@ end
 
 -- The ranked rows with each family's best QUOTA first, in rank order, then
 -- the rest in rank order: a family is the order of its primitives, an
--- unroll or a fold aside. Where the model overrates one family (parameter
+-- unroll, a fold or a bound aside. Where the model overrates one family (parameter
 -- variants of one idea predicted alike), a search that judges the head of
 -- the list still measures the runner-up families before its patience ends.
 M.QUOTA = 2
 local function family(row)
   local names = {}
   for name in (row.schedule or ""):gmatch("([%w_]+)%b()") do
-    if name ~= "unroll" and name ~= "persist" then names[#names + 1] = name end
+    if name ~= "unroll" and name ~= "persist" and name ~= "bound" then names[#names + 1] = name end
   end
   return table.concat(names, " ")
 end

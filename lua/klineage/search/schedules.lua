@@ -11,7 +11,14 @@
 --   - alternatives (row.instead = the node's sequence): the unscheduled
 --     kernel's other sequences, other parameters or other primitives, so
 --     that a search that took a schedule can still measure its neighbours.
---   schedules.rows(state, node, { depth = 2, limit = 100 }) -> rows
+-- The compiler then reports on the rows the search would judge first
+-- (M.with_resources; NVRTC, no GPU): a row that does not compile or
+-- cannot launch is dropped, and where timed low occupancy is predicted
+-- down and a register-bound row gains bound(blocks=K) variants.
+--   schedules.rows(state, node, { depth = 2, limit = 100, compile, resources }) -> rows
+--     compile: a function(source) -> kl.nvrtc result | nil, failure, run
+--     in place of NVRTC (tests); resources = "full" | "launch" (the
+--     default: full where timed, launch on emu) | false (the model alone)
 --   row.kir = { kernel (the IR after the row's sequence), root, text (the whole sequence),
 --               origin (the sha256 of the node root was lifted from) }
 --   row.prior = schedules.prior(...): the schedule skills' weight of the row
@@ -27,6 +34,7 @@ local record = require "klineage.skills.record"
 local rank = require "klineage.search.schedule_rank"
 local workload = require "klineage.workload"
 local annotations = require "klineage.workload.annotations"
+local resources = require "klineage.search.resources"
 
 local M = {}
 
@@ -263,6 +271,162 @@ local function deeper(ranked, depth, ctx)
   return out
 end
 
+-- The compiler's report on the rows the search would judge first:
+--   - a row that does not compile, or no block of which fits on a
+--     multiprocessor, is dropped, a skipped decision saying why (a cycle
+--     the gate would have spent on a compile or launch error);
+--   - a row whose occupancy is under resources.KNEE is predicted down by
+--     resources.factor, relative to the node's own measured occupancy;
+--   - where registers alone hold it there, bound(blocks=K) variants (K
+--     blocks of the row's threads making 512 or 1024 a multiprocessor, or
+--     one where none fits) are compiled too and offered where ptxas fits
+--     them with no spill and a higher occupancy, predicted at the
+--     occupancy they reach.
+-- On emu only whether a row launches is read (below), so that what emu
+-- keeps is what a GPU would launch.
+M.RESOURCE_ROWS = 8
+M.BOUND_THREADS = { 512, 1024 }
+M.LAUNCH_THREADS = 512
+
+local function node_factor(node)
+  local c = type(node.record) == "table" and type(node.record.stages) == "table" and node.record.stages.compile
+  return resources.factor(type(c) == "table" and tonumber(c.occupancy) or nil)
+end
+
+local function scaled(p, factor, why)
+  return { speedup = p.speedup * factor, why = string.format("%s; x%.2f: %s", p.why, factor, why) }
+end
+
+local function occupancy_text(rep)
+  return string.format("occupancy %.3g (%d registers a thread, %d blocks a multiprocessor, bound by %s)", rep.occupancy,
+    rep.registers, rep.active_blocks, tostring(rep.limited_by))
+end
+
+local function bound_rows(r, unbounded, rep, base_factor, full)
+  local out, bound, tried = {}, kir.primitive("bound"), {}
+  -- one block where none fits yet (a block of 1024 whose registers the
+  -- register file cannot hold), else (full) 512 or 1024 threads a multiprocessor
+  local totals = { rep.active_blocks == 0 and rep.threads or nil, table.unpack(full and M.BOUND_THREADS or {}) }
+  for _, total in pairs(totals) do
+    local blocks = total // rep.threads
+    if total % rep.threads == 0 and blocks >= 1 and blocks > rep.active_blocks and not tried[blocks] then
+      tried[blocks] = true
+      local nk, why = bound.apply(r.kir.kernel, { blocks = blocks })
+      local eok, text = false, nil
+      if nk then eok, text = pcall(kir.emit, nk) end
+      if eok and type(text) == "string" then
+        local whole = r.schedule .. " " .. kir_schedule.text("bound", { blocks = blocks })
+        local reasons = { table.unpack(r.kir.reasons) }
+        reasons[#reasons + 1] = why
+        local because = { table.unpack(r.because) }
+        because[#because + 1] = why
+        out[#out + 1] = { skill = r.skill, site = whole, schedule = whole, params_key = "{}", source = text, by = "schedule",
+                          because = because, node = r.node, instead = r.instead, prior = r.prior, unbounded = unbounded,
+                          base_factor = base_factor,
+                          kir = { kernel = nk, root = r.kir.root, text = whole, reasons = reasons, origin = r.kir.origin } }
+      end
+    end
+  end
+  return out
+end
+
+M.RESOURCE_ROUNDS = 3 -- a row predicted down lets others up: those are read too
+
+-- The rows worth a compile: those holding a tile in registers or a block's
+-- operands in shared memory, the two primitives that move a kernel's
+-- registers or shared memory enough to change its occupancy.
+local function heavy(text) return text:find("register_tile(", 1, true) or text:find("stage(", 1, true) end
+
+local function sources(list)
+  local s = {}
+  for i, r in ipairs(list) do s[i] = { source = r.source, launch = r.kir.kernel.launch.named } end
+  return s
+end
+
+-- One round: the compiler's report on `top`, bound variants included;
+-- returns the rows to drop and the bound rows to add.
+local function read_round(state, node, top, ropts, base, full)
+  local reps, dropped, bounded, parents, added = resources.of(sources(top), ropts), {}, {}, {}, {}
+  for i, r in ipairs(top) do
+    local rep = reps[i]
+    r.resources = rep
+    if not rep.ok and rep.why:match("^it does not compile") then
+      dropped[r] = true
+      state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. r.site .. "|{}"] = true
+      state:decide({ skill = r.skill, site = r.site, schedule = r.schedule }, node, { status = "skipped", why = "the schedule " .. rep.why })
+    elseif rep.ok then
+      local unbounded, f = r.predicted, full and resources.factor(rep.occupancy) / base or 1
+      if rep.limited_by == "registers" and rep.occupancy < resources.KNEE and rep.spill_stores == 0
+         and not r.kir.kernel.schedule.persist then -- (nothing follows persist)
+        for _, b in ipairs(bound_rows(r, unbounded, rep, base, full)) do
+          bounded[#bounded + 1], parents[#bounded + 1] = b, rep
+        end
+      end
+      if rep.active_blocks == 0 then
+        -- the device would refuse every launch (the gate's launch_error)
+        dropped[r] = true
+        state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. r.site .. "|{}"] = true
+        state:decide({ skill = r.skill, site = r.site, schedule = r.schedule }, node,
+                     { status = "skipped", why = "the schedule cannot launch: " .. occupancy_text(rep) })
+      elseif f < 0.99 or f > 1.01 then
+        r.predicted = scaled(r.predicted, f, occupancy_text(rep))
+      end
+    end
+  end
+  for i, rep in ipairs(#bounded > 0 and resources.of(sources(bounded), ropts) or {}) do
+    local b = bounded[i]
+    if rep.ok and rep.spill_stores == 0 and rep.occupancy > parents[i].occupancy then
+      b.resources = rep
+      b.predicted = scaled(b.unbounded, full and resources.factor(rep.occupancy) / b.base_factor or 1,
+        "under __launch_bounds__, " .. occupancy_text(rep))
+      b.unbounded, b.base_factor = nil, nil
+      added[#added + 1] = b
+    end
+  end
+  return dropped, added
+end
+
+-- Threads a block of a row at the bench size, or nil.
+local function block_threads(r, w)
+  if w.run then return nil end
+  local ok, res = pcall(annotations.resolve, r.source, w.params or {}, { file = "schedule.cu", kernel = r.kir.kernel.launch.named })
+  return ok and res and res.geometry and res.geometry.threads or nil
+end
+
+-- mode "full" (where timed): all of the above. "launch" (emu, where no
+-- time is measured and a compile costs the CPU a second): only the rows
+-- of 512 threads or more, the only ones whose registers can keep a block
+-- off a multiprocessor (256 threads of 255 registers fit), read for
+-- whether they launch, with bound(blocks=1) where none fits; one round.
+function M.with_resources(state, node, rows, opts)
+  local mode = opts.resources or (state.timed and "full" or "launch")
+  local full = mode == "full"
+  local ropts = { arch = state.ctx and state.ctx.arch or "sm_90", workload = state.workload, kernel = state.workload.kernel,
+                  compile = opts.compile }
+  local base = full and node_factor(node) or 1
+  for _ = 1, full and M.RESOURCE_ROUNDS or 1 do
+    -- the first RESOURCE_ROWS rows the search would judge, those not read yet
+    local top, seen = {}, 0
+    for _, r in ipairs(rows) do
+      if seen >= M.RESOURCE_ROWS then break end
+      if not (r.predicted and r.predicted.speedup < 1) then
+        seen = seen + 1
+        if r.by == "schedule" and not r.resources and heavy(r.schedule)
+           and (full or (block_threads(r, state.workload) or 0) >= M.LAUNCH_THREADS) then
+          top[#top + 1] = r
+        end
+      end
+    end
+    if #top == 0 then break end
+    local dropped, added = read_round(state, node, top, ropts, base, full)
+    local out = {}
+    for _, r in ipairs(rows) do if not dropped[r] then out[#out + 1] = r end end
+    for _, b in ipairs(added) do out[#out + 1] = b end
+    rows = rank.spread(rank.rank(out))
+  end
+  return rows
+end
+
 -- The room a node's measured share of its roofline leaves (100 % / share:
 -- no kernel with the spec's bytes and flops is faster than that over it),
 -- or nil where the node was not timed.
@@ -313,7 +477,9 @@ function M.rows(state, node, opts)
     add_rows(state, node, rows, seen, seqs, ctx)
     add_rows(state, node, rows, seen, deeper(rank.rank(rows), depth, ctx), ctx)
   end
-  return rank.spread(rank.rank(rows))
+  rows = rank.spread(rank.rank(rows))
+  if opts.resources ~= false then rows = M.with_resources(state, node, rows, opts) end
+  return rows
 end
 
 return M
