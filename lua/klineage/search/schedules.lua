@@ -287,6 +287,7 @@ end
 M.RESOURCE_ROWS = 8
 M.BOUND_THREADS = { 512, 1024 }
 M.LAUNCH_THREADS = 512
+M.LAUNCH_ROWS = 4 -- on emu: the first four, in one round
 
 local function node_factor(node)
   local c = type(node.record) == "table" and type(node.record.stages) == "table" and node.record.stages.compile
@@ -397,18 +398,20 @@ end
 -- time is measured and a compile costs the CPU a second): only the rows
 -- of 512 threads or more, the only ones whose registers can keep a block
 -- off a multiprocessor (256 threads of 255 registers fit), read for
--- whether they launch, with bound(blocks=1) where none fits; one round.
+-- whether they launch, with bound(blocks=1) where none fits; the first
+-- LAUNCH_ROWS rows, one round.
 function M.with_resources(state, node, rows, opts)
   local mode = opts.resources or (state.timed and "full" or "launch")
   local full = mode == "full"
   local ropts = { arch = state.ctx and state.ctx.arch or "sm_90", workload = state.workload, kernel = state.workload.kernel,
                   compile = opts.compile }
   local base = full and node_factor(node) or 1
+  local first = full and M.RESOURCE_ROWS or M.LAUNCH_ROWS
   for _ = 1, full and M.RESOURCE_ROUNDS or 1 do
-    -- the first RESOURCE_ROWS rows the search would judge, those not read yet
+    -- the first rows the search would judge, those not read yet
     local top, seen = {}, 0
     for _, r in ipairs(rows) do
-      if seen >= M.RESOURCE_ROWS then break end
+      if seen >= first then break end
       if not (r.predicted and r.predicted.speedup < 1) then
         seen = seen + 1
         if r.by == "schedule" and not r.resources and heavy(r.schedule)
