@@ -307,8 +307,9 @@ local function bound_rows(r, unbounded, rep, base_factor, full)
   local out, bound, tried = {}, kir.primitive("bound"), {}
   -- one block where none fits yet (a block of 1024 whose registers the
   -- register file cannot hold), else (full) 512 or 1024 threads a multiprocessor
-  local totals = { rep.active_blocks == 0 and rep.threads or nil, table.unpack(full and M.BOUND_THREADS or {}) }
-  for _, total in pairs(totals) do
+  local totals = rep.active_blocks == 0 and { rep.threads } or {}
+  for _, t in ipairs(full and M.BOUND_THREADS or {}) do totals[#totals + 1] = t end
+  for _, total in ipairs(totals) do
     local blocks = total // rep.threads
     if total % rep.threads == 0 and blocks >= 1 and blocks > rep.active_blocks and not tried[blocks] then
       tried[blocks] = true
@@ -344,6 +345,12 @@ local function sources(list)
   return s
 end
 
+-- A row not offered, said in a skipped decision; no later step offers it.
+local function skip(state, node, r, why)
+  state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. r.site .. "|{}"] = true
+  state:decide({ skill = r.skill, site = r.site, schedule = r.schedule }, node, { status = "skipped", why = why })
+end
+
 -- One round: the compiler's report on `top`, bound variants included;
 -- returns the rows to drop and the bound rows to add.
 local function read_round(state, node, top, ropts, base, full)
@@ -353,8 +360,7 @@ local function read_round(state, node, top, ropts, base, full)
     r.resources = rep
     if not rep.ok and rep.why:match("^it does not compile") then
       dropped[r] = true
-      state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. r.site .. "|{}"] = true
-      state:decide({ skill = r.skill, site = r.site, schedule = r.schedule }, node, { status = "skipped", why = "the schedule " .. rep.why })
+      skip(state, node, r, "the schedule " .. rep.why)
     elseif rep.ok then
       local unbounded, f = r.predicted, full and resources.factor(rep.occupancy) / base or 1
       if rep.limited_by == "registers" and rep.occupancy < resources.KNEE and rep.spill_stores == 0
@@ -366,9 +372,7 @@ local function read_round(state, node, top, ropts, base, full)
       if rep.active_blocks == 0 then
         -- the device would refuse every launch (the gate's launch_error)
         dropped[r] = true
-        state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. r.site .. "|{}"] = true
-        state:decide({ skill = r.skill, site = r.site, schedule = r.schedule }, node,
-                     { status = "skipped", why = "the schedule cannot launch: " .. occupancy_text(rep) })
+        skip(state, node, r, "the schedule cannot launch: " .. occupancy_text(rep))
       elseif f < 0.99 or f > 1.01 then
         r.predicted = scaled(r.predicted, f, occupancy_text(rep))
       end
