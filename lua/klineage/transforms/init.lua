@@ -17,6 +17,11 @@
 --             declaration (transforms/lib/aliasing.lua; absent: unknown)
 --   apply(site [, params]) -> text | nil, failure   (direction "apply")
 --   undo(site) -> text | nil, failure              (direction "undo")
+--   changes_results = true where the edit moves results within
+--             floating-point error (fast_math): the gate's tolerance decides
+--   changes_resources = true where the edit's point is ptxas's register
+--             budget (launch_bounds): without it a block may not fit on a
+--             multiprocessor at all, the gate's launch_error, as on the device
 --   round_trip = nil (the counterpart's edit gives the text back byte
 --             for byte) or "tokens" (the same tokens, spacing aside);
 --             undo_keeps = { token... } a "tokens" transform's undo leaves

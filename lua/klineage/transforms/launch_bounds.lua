@@ -28,6 +28,10 @@ local T = {
   intent = "bound a kernel's block size with __launch_bounds__ so ptxas budgets registers for the block it really runs",
   -- apply's min_blocks (absent: none); max_threads defaults to the block size
   params = { min_blocks = { "2", "4" } },
+  -- undone at a block of 1024, a kernel may need more registers than such
+  -- a block can have: the gate's launch_error (softmax v8 and v9, 1024
+  -- threads, where the bound is what lets them launch)
+  changes_resources = true,
 }
 
 -- The launch line of kernel `name` among `kernels` names, or nil.
