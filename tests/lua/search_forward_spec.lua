@@ -22,6 +22,14 @@ local function optimize(ctx, source, opts)
   return search.run(ctx, w, opts)
 end
 
+-- KL_SEARCH (set by ctest): "sample" (make test) leaves out the slowest
+-- cases, written long_it; "rest" (lua/search_forward_rest, label long)
+-- runs only those; unset (by hand), every case.
+local mode = os.getenv("KL_SEARCH") or "all"
+local function long_it(name, fn) if mode ~= "sample" then it(name, fn) end end
+local function short_it(name, fn) if mode ~= "rest" then it(name, fn) end end
+local function short_describe(name, fn) if mode ~= "rest" then describe(name, fn) end end
+
 local function records_of(dir, kind)
   local out = {}
   for _, r in ipairs(assert(journal.read(dir .. "/journal.jsonl"))) do
@@ -30,7 +38,7 @@ local function records_of(dir, kind)
   return out
 end
 
-describe("the forward search on emu", function()
+short_describe("the forward search on emu", function()
   local root = scratch_dir()
   local ctx = assert(context.new { backend = "emu", journal = root, run_id = "a", budget = 12, workloads = { w } })
   local summary = assert(optimize(ctx, input, { skills = skills }))
@@ -149,7 +157,7 @@ describe("the forward search against hostile candidates", function()
     choose = function(_, judged) return judged:first() end,
   }
 
-  it("never keeps a wrong kernel: it is rejected with the gate's verdict and the next skill is tried", function()
+  short_it("never keeps a wrong kernel: it is rejected with the gate's verdict and the next skill is tried", function()
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "h", budget = 8, workloads = { w } })
     local s = assert(optimize(ctx, input, { skills = skills, policy = wrong_policy }))
@@ -165,7 +173,7 @@ describe("the forward search against hostile candidates", function()
     expect(rejected.verdict):equals("wrong")
   end)
 
-  it("stops at the budget, the input's own gate cycle counted", function()
+  short_it("stops at the budget, the input's own gate cycle counted", function()
     local ctx = assert(context.new { backend = "emu", journal = false, budget = 2, workloads = { w } })
     local s = assert(optimize(ctx, input, { skills = skills }))
     ctx:close()
@@ -173,7 +181,7 @@ describe("the forward search against hostile candidates", function()
     expect(s.cycles):equals(2)
   end)
 
-  it("resumes a run that ended on its budget to the same end, charging nothing", function()
+  long_it("resumes a run that ended on its budget to the same end, charging nothing", function()
     local root = scratch_dir()
     local ctx = assert(context.new { backend = "emu", journal = root, run_id = "b", budget = 3, workloads = { w } })
     local first = assert(optimize(ctx, input, { skills = skills }))
@@ -196,7 +204,7 @@ describe("the forward search against hostile candidates", function()
     expect((more:spent())):at_most(4)
   end)
 
-  it("refuses an input that does not pass the gate, before any skill", function()
+  short_it("refuses an input that does not pass the gate, before any skill", function()
     local ctx = assert(context.new { backend = "emu", journal = false, budget = 4, workloads = { w } })
     local broken = { source = input.source:gsub("sum %+= ", "sum -= "), label = "broken.cu" }
     local s, f = optimize(ctx, broken, { skills = skills })
@@ -205,7 +213,7 @@ describe("the forward search against hostile candidates", function()
     expect(f.verdict):equals("baseline_broken")
   end)
 
-  it("never keeps what the engine did not accept, whatever the policy says", function()
+  short_it("never keeps what the engine did not accept, whatever the policy says", function()
     local ctx = assert(context.new { backend = "emu", journal = false, budget = 4, workloads = { w } })
     local ok, err = pcall(optimize, ctx, input, { skills = skills, policy = {
       name = "keeps-refused", direction = "forward",
@@ -247,7 +255,7 @@ describe("skills held back by conditions learned from slowdowns", function()
     return rows, root .. "/c"
   end
 
-  it("come after every admitted row, whatever their expected gain, and say what held them back", function()
+  short_it("come after every admitted row, whatever their expected gain, and say what held them back", function()
     local rows, dir = first_rows(function(state) return state:skills({ held_back = true }) end)
     local order = {}
     for i, r in ipairs(rows) do order[i] = r.skill end
@@ -266,7 +274,7 @@ describe("skills held back by conditions learned from slowdowns", function()
     expect(skipped["slow-guarded"]):equals(true)
     expect(skipped["wrong-guarded"]):equals(true)
   end)
-  it("never include a row that a condition from a wrong or rejected result blocks", function()
+  short_it("never include a row that a condition from a wrong or rejected result blocks", function()
     local rows = first_rows(function(state) return state:skills({ held_back = true }) end)
     for _, r in ipairs(rows) do
       if r.skill == "wrong-guarded" then fail("a skill guarded for correctness was offered") end
@@ -278,7 +286,7 @@ describe("skills held back by conditions learned from slowdowns", function()
     expect(skill_rows.held_back_for_speed(never, { evidence = { { outcome = "no_difference" }, { outcome = "slower" } } })):equals(true)
     expect(skill_rows.held_back_for_speed(never, { evidence = { { outcome = "slower" }, { outcome = "wrong" } } })):equals(false)
   end)
-  it("are not offered without the option, nor by klineage_explore where nothing is timed; are where it is", function()
+  long_it("are not offered without the option, nor by klineage_explore where nothing is timed; are where it is", function()
     local rows = first_rows(function(state) return state:skills() end)
     for _, r in ipairs(rows) do expect(r.skill):equals("coalesce") end
     local explore = assert(search.load_policy("klineage_explore"))
@@ -293,7 +301,7 @@ describe("skills held back by conditions learned from slowdowns", function()
   end)
 end)
 
-describe("the forward search with an LLM", function()
+short_describe("the forward search with an LLM", function()
   local llm = require "klineage.llm"
   -- The policy has the LLM materialize every skill, as for one no transform or template can apply.
   local ask_llm = { name = "llm-for-all", direction = "forward", propose = function(state)
@@ -350,7 +358,7 @@ describe("the forward search with an LLM", function()
 end)
 
 describe("klineage optimize", function()
-  it("never lets the API key into the journal, the kernels, the report or the output", function()
+  short_it("never lets the API key into the journal, the kernels, the report or the output", function()
     local proc = require "kl.proc"
     local key = "sk-agent-0123456789abcdefSECRET"
     local server = assert(proc.spawn { argv = { require("kl.host").executable():match("^(.*)/") .. "/fake_llm_server",
@@ -379,7 +387,7 @@ describe("klineage optimize", function()
     expect(hits):equals("")
   end)
 
-  it("has the LLM write the baseline from the spec and its C reference, and the gate judges it first", function()
+  long_it("has the LLM write the baseline from the spec and its C reference, and the gate judges it first", function()
     local root = scratch_dir()
     local good, wrong = root .. "/good.md", root .. "/wrong.md"
     for path, text in pairs({ [good] = input.source, [wrong] = (input.source:gsub("sum %+= ", "sum -= ")) }) do
@@ -402,13 +410,13 @@ describe("klineage optimize", function()
     expect(out):contains("did not pass the gate")
   end)
 
-  it("needs a workload, and says so", function()
+  short_it("needs a workload, and says so", function()
     local out, code = klineage("optimize", example .. "/matmul.cu")
     expect(code):equals(2)
     expect(out):contains("--workload")
   end)
 
-  it("writes the optimized kernel and the report into the run folder", function()
+  long_it("writes the optimized kernel and the report into the run folder", function()
     local root = scratch_dir()
     local out, code = klineage("optimize", example .. "/matmul.cu", "--workload", example .. "/workload.lua", "--backend", "emu",
       "--journal", root, "--run", "cli", "--budget", "6", "--quiet")
