@@ -381,6 +381,22 @@ describe("the compiler's report on the first rows", function()
     expect(#state.decided):at_least(1)
   end)
 
+  it("never offers a scheduled node its own sequence again, bounded as it was", function()
+    local _, _, by = report_rows(fake_compile({}))
+    local kept = by["register_tile(4,4) stage() bound(blocks=1)"]
+    local state = fake_state()
+    state.ctx = { arch = "sm_90" }
+    local node = { source = kept.source, sha256 = "after-bound", kir = kept.kir }
+    local rows = schedules.rows(state, node, { compile = fake_compile({}), resources = "full" })
+    for _, r in ipairs(rows) do expect(r.schedule ~= kept.schedule):is_true() end
+    -- the row instead of it, unbounded, was read (it cannot launch), and its bound is the node itself
+    local read
+    for _, d in ipairs(state.decided) do
+      if d.row.schedule == "register_tile(4,4) stage()" and d.fields.why:find("cannot launch", 1, true) then read = true end
+    end
+    expect(read):equals(true)
+  end)
+
   it("is not read when the caller says so", function()
     for _, r in ipairs(schedules.rows(fake_state(), { source = matmul, sha256 = "m" }, { resources = false })) do
       expect(r.resources):is_nil()

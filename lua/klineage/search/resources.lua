@@ -70,7 +70,7 @@ function M.of(kernels, opts)
   for i, k in ipairs(kernels) do
     local res, f
     if opts.compile then res, f = opts.compile(k.source) else res, f = cache.finish(jobs[i]) end
-    out[i] = res and report(res, k, opts) or { ok = false, why = "it does not compile: " .. first_failure(f) }
+    out[i] = res and report(res, k, opts) or { ok = false, why = "does not compile: " .. first_failure(f) }
   end
   return out
 end

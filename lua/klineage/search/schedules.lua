@@ -303,7 +303,7 @@ local function occupancy_text(rep)
     rep.registers, rep.active_blocks, tostring(rep.limited_by))
 end
 
-local function bound_rows(r, unbounded, rep, base_factor, full)
+local function bound_rows(state, r, unbounded, rep, base_factor, full)
   local out, bound, tried = {}, kir.primitive("bound"), {}
   -- one block where none fits yet (a block of 1024 whose registers the
   -- register file cannot hold), else (full) 512 or 1024 threads a multiprocessor
@@ -316,8 +316,12 @@ local function bound_rows(r, unbounded, rep, base_factor, full)
       local nk, why = bound.apply(r.kir.kernel, { blocks = blocks })
       local eok, text = false, nil
       if nk then eok, text = pcall(kir.emit, nk) end
-      if eok and type(text) == "string" then
-        local whole = r.schedule .. " " .. kir_schedule.text("bound", { blocks = blocks })
+      local whole = r.schedule .. " " .. kir_schedule.text("bound", { blocks = blocks })
+      -- not the node's own sequence (a row instead of it, bounded as it
+      -- was), nor one judged or ruled out before
+      local fresh = whole ~= (r.node.kir and r.node.kir.text) and not M.judged_before(state, r.kir.origin, whole)
+        and not state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. whole .. "|{}"]
+      if fresh and eok and type(text) == "string" then
         local reasons = { table.unpack(r.kir.reasons) }
         reasons[#reasons + 1] = why
         local because = { table.unpack(r.because) }
@@ -358,14 +362,14 @@ local function read_round(state, node, top, ropts, base, full)
   for i, r in ipairs(top) do
     local rep = reps[i]
     r.resources = rep
-    if not rep.ok and rep.why:match("^it does not compile") then
+    if not rep.ok and rep.why:match("^does not compile") then
       dropped[r] = true
       skip(state, node, r, "the schedule " .. rep.why)
     elseif rep.ok then
       local unbounded, f = r.predicted, full and resources.factor(rep.occupancy) / base or 1
       if rep.limited_by == "registers" and rep.occupancy < resources.KNEE and rep.spill_stores == 0
          and not r.kir.kernel.schedule.persist then -- (nothing follows persist)
-        for _, b in ipairs(bound_rows(r, unbounded, rep, base, full)) do
+        for _, b in ipairs(bound_rows(state, r, unbounded, rep, base, full)) do
           bounded[#bounded + 1], parents[#bounded + 1] = b, rep
         end
       end
