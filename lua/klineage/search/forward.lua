@@ -238,10 +238,10 @@ function M.accept(state, row, result)
     .. "does not say faster beyond its noise (%s)", backend, said)
 end
 
--- A row judged at a node (skill_rows and schedules spell the same
--- state.tried key to leave out what was judged there).
+-- A row judged at a node (skill_rows.tried_key: skill rows and schedule
+-- rows leave out what was judged there).
 local function mark_tried(state, node, row)
-  state.tried[node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. tostring(row.params_key)] = true
+  state.tried[skill_rows.tried_key(node, row.skill, row.site, row.params_key)] = true
   if row.kir then require("klineage.search.schedules").judged(state, row) end
 end
 

@@ -15,6 +15,8 @@
 --                occupancy, active_blocks, limited_by }
 --            | { ok = false, why } (a compile error, or no launch to read)
 --   resources.factor(occupancy) -> the model's factor for it (<= 1)
+--   resources.block(kernel, workload) -> threads, dynamic smem | nil, why:
+--     the kernel's launch ({ source, launch }) at the workload's bench size
 local annotations = require "klineage.workload.annotations"
 
 local M = {}
@@ -38,21 +40,19 @@ local function first_failure(f)
   return (tostring(msg):gsub("\n.*", ""))
 end
 
--- The resolved block's threads at the workload's bench size | nil, why.
-local function threads_of(item, opts)
-  local w = opts.workload
+function M.block(item, w)
   if type(w) ~= "table" or w.run then return nil, "the spec launches by its own run()" end
   local ok, res, f = pcall(annotations.resolve, item.source, w.params or {}, { file = "schedule.cu", kernel = item.launch })
   if not ok then return nil, tostring(res) end
   if not res or not res.geometry then return nil, first_failure(f or (res and res.why)) end
-  return res.geometry.threads, nil, res.geometry.smem
+  return res.geometry.threads, res.geometry.smem
 end
 
 local function report(result, item, opts)
   local fn = type(result.functions) == "table" and result.functions[opts.kernel]
   if not fn then return { ok = false, why = "the compiler reports no function " .. tostring(opts.kernel) } end
-  local threads, why, dynamic = threads_of(item, opts)
-  if not threads then return { ok = false, why = why } end
+  local threads, dynamic = M.block(item, opts.workload)
+  if not threads then return { ok = false, why = dynamic } end
   local o = require("kl.occupancy").compute({ arch = opts.arch or "sm_90", registers = fn.registers, smem = fn.smem,
                                              barriers = fn.barriers, threads = threads, dynamic_smem = dynamic or 0 })
   if not o then return { ok = false, why = "no occupancy rules for " .. tostring(opts.arch) } end

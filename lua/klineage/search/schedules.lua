@@ -35,6 +35,8 @@ local rank = require "klineage.search.schedule_rank"
 local workload = require "klineage.workload"
 local annotations = require "klineage.workload.annotations"
 local resources = require "klineage.search.resources"
+local skill_rows = require "klineage.search.skill_rows"
+local tried_key = skill_rows.tried_key
 
 local M = {}
 
@@ -118,7 +120,7 @@ M.PRIOR_WEIGHS_MEDIAN, M.PRIOR_WEIGHS_PARAMS = false, false
 function M.prior(state, node, added)
   local by = schedule_skills(state)
   if next(by) == nil then return { factor = 1, why = "no schedule skill", skills = {} } end
-  local weight = require("klineage.search.skill_rows").CONFIDENCE_WEIGHT
+  local weight = skill_rows.CONFIDENCE_WEIGHT
   state.prior_values = state.prior_values or {}
   local values = state.prior_values[node.sha256] or learn.values({ facts = state:facts(node), facts_after = {} })
   state.prior_values[node.sha256] = values
@@ -195,7 +197,7 @@ local function add_rows(state, node, rows, seen, seqs, ctx)
   for _, seq in ipairs(seqs) do
     local whole = ctx.prefix == "" and seq.text or ctx.prefix .. " " .. seq.text
     local first = whole:match("^([%w_]+)")
-    local key = node.sha256 .. "|schedule:" .. tostring(first) .. "|" .. whole .. "|{}"
+    local key = tried_key(node, "schedule:" .. tostring(first), whole, "{}")
     if not seen[whole] and whole ~= ctx.before and not state.tried[key] and not M.judged_before(state, ctx.origin, whole) then
       seen[whole] = true
       local eok, text = pcall(kir.emit, seq.kernel)
@@ -303,7 +305,7 @@ local function occupancy_text(rep)
     rep.registers, rep.active_blocks, tostring(rep.limited_by))
 end
 
-local function bound_rows(state, r, unbounded, rep, base_factor, full)
+local function bound_rows(state, r, rep, full)
   local out, bound, tried = {}, kir.primitive("bound"), {}
   -- one block where none fits yet (a block of 1024 whose registers the
   -- register file cannot hold), else (full) 512 or 1024 threads a multiprocessor
@@ -320,15 +322,14 @@ local function bound_rows(state, r, unbounded, rep, base_factor, full)
       -- not the node's own sequence (a row instead of it, bounded as it
       -- was), nor one judged or ruled out before
       local fresh = whole ~= (r.node.kir and r.node.kir.text) and not M.judged_before(state, r.kir.origin, whole)
-        and not state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. whole .. "|{}"]
+        and not state.tried[tried_key(r.node, r.skill, whole, "{}")]
       if fresh and eok and type(text) == "string" then
         local reasons = { table.unpack(r.kir.reasons) }
         reasons[#reasons + 1] = why
         local because = { table.unpack(r.because) }
         because[#because + 1] = why
         out[#out + 1] = { skill = r.skill, site = whole, schedule = whole, params_key = "{}", source = text, by = "schedule",
-                          because = because, node = r.node, instead = r.instead, prior = r.prior, unbounded = unbounded,
-                          base_factor = base_factor,
+                          because = because, node = r.node, instead = r.instead, prior = r.prior,
                           kir = { kernel = nk, root = r.kir.root, text = whole, reasons = reasons, origin = r.kir.origin } }
       end
     end
@@ -343,21 +344,25 @@ M.RESOURCE_ROUNDS = 3 -- a row predicted down lets others up: those are read too
 -- registers or shared memory enough to change its occupancy.
 local function heavy(text) return text:find("register_tile(", 1, true) or text:find("stage(", 1, true) end
 
+-- What resources reads of a row: its kernel and its own launch line's name.
+local function launch_item(r) return { source = r.source, launch = r.kir.kernel.launch.named } end
+
 local function sources(list)
   local s = {}
-  for i, r in ipairs(list) do s[i] = { source = r.source, launch = r.kir.kernel.launch.named } end
+  for i, r in ipairs(list) do s[i] = launch_item(r) end
   return s
 end
 
 -- A row not offered, said in a skipped decision; no later step offers it.
 local function skip(state, node, r, why)
-  state.tried[r.node.sha256 .. "|" .. r.skill .. "|" .. r.site .. "|{}"] = true
+  state.tried[tried_key(r.node, r.skill, r.site, "{}")] = true
   state:decide({ skill = r.skill, site = r.site, schedule = r.schedule }, node, { status = "skipped", why = why })
 end
 
 -- One round: the compiler's report on `top`, bound variants included;
 -- returns the rows to drop and the bound rows to add.
 local function read_round(state, node, top, ropts, base, full)
+  -- bounded[i]: a bound row; parents[i]: its row's report and prediction before the occupancy factor
   local reps, dropped, bounded, parents, added = resources.of(sources(top), ropts), {}, {}, {}, {}
   for i, r in ipairs(top) do
     local rep = reps[i]
@@ -369,8 +374,8 @@ local function read_round(state, node, top, ropts, base, full)
       local unbounded, f = r.predicted, full and resources.factor(rep.occupancy) / base or 1
       if rep.limited_by == "registers" and rep.occupancy < resources.KNEE and rep.spill_stores == 0
          and not r.kir.kernel.schedule.persist then -- (nothing follows persist)
-        for _, b in ipairs(bound_rows(state, r, unbounded, rep, base, full)) do
-          bounded[#bounded + 1], parents[#bounded + 1] = b, rep
+        for _, b in ipairs(bound_rows(state, r, rep, full)) do
+          bounded[#bounded + 1], parents[#bounded + 1] = b, { rep = rep, predicted = unbounded }
         end
       end
       if rep.active_blocks == 0 then
@@ -384,22 +389,14 @@ local function read_round(state, node, top, ropts, base, full)
   end
   for i, rep in ipairs(#bounded > 0 and resources.of(sources(bounded), ropts) or {}) do
     local b = bounded[i]
-    if rep.ok and rep.spill_stores == 0 and rep.occupancy > parents[i].occupancy then
+    if rep.ok and rep.spill_stores == 0 and rep.occupancy > parents[i].rep.occupancy then
       b.resources = rep
-      b.predicted = scaled(b.unbounded, full and resources.factor(rep.occupancy) / b.base_factor or 1,
+      b.predicted = scaled(parents[i].predicted, full and resources.factor(rep.occupancy) / base or 1,
         "under __launch_bounds__, " .. occupancy_text(rep))
-      b.unbounded, b.base_factor = nil, nil
       added[#added + 1] = b
     end
   end
   return dropped, added
-end
-
--- Threads a block of a row at the bench size, or nil.
-local function block_threads(r, w)
-  if w.run then return nil end
-  local ok, res = pcall(annotations.resolve, r.source, w.params or {}, { file = "schedule.cu", kernel = r.kir.kernel.launch.named })
-  return ok and res and res.geometry and res.geometry.threads or nil
 end
 
 -- mode "full" (where timed): all of the above. "launch" (emu, where no
@@ -423,7 +420,7 @@ function M.with_resources(state, node, rows, opts)
       if not (r.predicted and r.predicted.speedup < 1) then
         seen = seen + 1
         if r.by == "schedule" and not r.resources and heavy(r.schedule)
-           and (full or (block_threads(r, state.workload) or 0) >= M.LAUNCH_THREADS) then
+           and (full or (resources.block(launch_item(r), state.workload) or 0) >= M.LAUNCH_THREADS) then
           top[#top + 1] = r
         end
       end

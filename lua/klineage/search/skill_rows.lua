@@ -37,6 +37,13 @@ local transforms = require "klineage.transforms"
 
 local M = {}
 
+-- The state.tried key of a row at a node: what the search judged (or ruled
+-- out) there, so that no later step of the run offers it again; skill
+-- rows, schedule rows and forward.lua spell it with this.
+function M.tried_key(node, skill, site, params_key)
+  return node.sha256 .. "|" .. skill .. "|" .. tostring(site) .. "|" .. tostring(params_key)
+end
+
 M.CONFIDENCE_WEIGHT = { high = 1.0, medium = 0.75, low = 0.5, ["seen once"] = 0.35 }
 M.MAX_PARAM_SETS = 3 -- parameter sets tried per skill and site, from its evidence
 local COST = { transform = 1, template = 2, llm = 3 }
@@ -115,7 +122,7 @@ function M.rows(state, node, opts)
     local against = not held_back and #row.ranks > 0 and row.ranks or nil
     values = values or learn.values({ facts = state:facts(node), facts_after = {} })
     for _, set in ipairs(r.pattern.transform and param_sets(r) or { { key = "{}" } }) do
-      local tried = node.sha256 .. "|" .. row.skill .. "|" .. tostring(row.site) .. "|" .. set.key
+      local tried = M.tried_key(node, row.skill, row.site, set.key)
       if not state.tried[tried] then
         out[#out + 1] = { skill = row.skill, site = row.site, transform = row.transform, record = r, node = node,
                           params = set.params, params_key = set.key, held_back = held_back, ranked_down = against,

@@ -14,13 +14,17 @@ local M = { name = "bound" }
 
 M.MAX_THREADS_PER_SM = 2048 -- sm_90: K blocks of THREADS must fit together
 
--- The block's threads from the axes' constants | nil, why.
-function M.threads(k)
+-- The block's threads from the axes' constants, where K of them fit on a
+-- multiprocessor | nil, why.
+function M.threads(k, blocks)
   local n = 1
   for _, a in ipairs(k.axes) do
     local t = geometry.value(k, a.threads_ann or "1")
     if not t then return nil, "the block size along " .. a.dim .. " (" .. tostring(a.threads_ann) .. ") is not a constant of the kernel" end
     n = n * t
+  end
+  if n * blocks > M.MAX_THREADS_PER_SM then
+    return nil, string.format("%d blocks of %d threads exceed the %d threads a multiprocessor holds", blocks, n, M.MAX_THREADS_PER_SM)
   end
   return n
 end
@@ -34,11 +38,8 @@ function M.apply(k, p)
   if k.schedule.bound then return nil, "already bounded" end
   if k.header:find("__launch_bounds__", 1, true) then return nil, "the kernel has its own __launch_bounds__" end
   if not k.header:match(HEADER) then return nil, "the header does not read `__global__ void NAME(...)`" end
-  local threads, why = M.threads(k)
+  local threads, why = M.threads(k, blocks)
   if not threads then return nil, why end
-  if threads * blocks > M.MAX_THREADS_PER_SM then
-    return nil, string.format("%d blocks of %d threads exceed the %d threads a multiprocessor holds", blocks, threads, M.MAX_THREADS_PER_SM)
-  end
   local out = ir.clone(k)
   out.schedule.bound = blocks
   return out, string.format("legal: __launch_bounds__(%d, %d) asks ptxas for at most %d registers a thread so that %d blocks fit on a "
@@ -50,11 +51,8 @@ end
 -- have changed the block) | nil, why.
 function M.header(k)
   if not k.schedule.bound then return k.header end
-  local threads, why = M.threads(k)
-  if not threads then return nil, why end
-  if threads * k.schedule.bound > M.MAX_THREADS_PER_SM then
-    return nil, string.format("bound(blocks=%d): the block now has %d threads", k.schedule.bound, threads)
-  end
+  local threads, why = M.threads(k, k.schedule.bound)
+  if not threads then return nil, "bound(blocks=" .. k.schedule.bound .. "): " .. why end
   local head, rest = k.header:match(HEADER)
   return string.format("%s__launch_bounds__(%d, %d) %s", head, threads, k.schedule.bound, rest)
 end
