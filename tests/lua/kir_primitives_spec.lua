@@ -16,7 +16,7 @@ local by_name = {}
 for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
 for _, t in ipairs(support.extra()) do by_name[t.name] = t end
 -- user-style kernels for stage's tile exchange, each checked against itself
-for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair" }) do
+for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows" }) do
   local dir = support.root .. "/tests/fixtures/workloads/" .. name
   by_name[name] = { name = name, dir = dir, kernel = dir .. "/v0.cu",
     text = assert(require("klineage.base.files").read_text(dir .. "/v0.cu")) }
@@ -106,6 +106,11 @@ local LEGAL = {
   { "exchange_batched", "unflatten() stage(in,tile=16)", "__shared__ double sin_1[16][16 + 1];", "a 16x8 block takes 2 rows" },
   { "exchange_permute", "stage(in)", "grid(cdiv(B, 32), cdiv(C, 32), A) block(32, 8)", "a 32x32 square of (b, c)" },
   { "exchange_pair", "stage(tile=16,block=16x16)", "sy_2[threadIdx.x][u_ * 16 + threadIdx.y]", "exchanges x, y" },
+  -- a sliding window: a zero-padded convolution's signal loaded once a
+  -- tile, an element only where a live thread reads it under its condition
+  { "conv1d", "unflatten(block=256x1) stage()", "sum += w[k + R] * sx_1[threadIdx.x + (k - t0_)];",
+    "a window of x sliding along t: 256 + 31 elements", "sample" },
+  { "window_rows", "stage(tile=8)", "__shared__ float sx_1[8][32 + 7];", "sliding along t", "sample" },
   -- persist: few blocks take many turns at the test sizes; a return ends the
   -- turn, and a turn that used shared memory ends at a barrier
   -- (emu passed a turn without its closing barrier when tried: the text is checked)
@@ -231,6 +236,62 @@ extern "C" __global__ void gather_transpose(int m, int n, const int *perm, const
 }
 ]==]
 
+-- a window's read under conditions that see t and k apart: the elements
+-- a thread skips are not a function of t + k
+local WINDOW_SKIP_CENTER = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void off_center(int n, int R, const float *x, float *y) {
+  int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n) return;
+  float s = 0.0f;
+  for (int k = 0; k < R; ++k) {
+    if (k != 1 && t + k < n) s += x[t + k];
+  }
+  y[t] = s;
+}
+]==]
+
+-- a read in a ?: branch: it may not happen, so no form stages it
+local TERNARY_READ = [==[
+// @kl launch grid(cdiv(N, 16), cdiv(M, 16)) block(16, 16)
+extern "C" __global__ void lower_mm(int M, int N, int K, const float *A, const float *B, float *C) {
+  int n = blockIdx.x * 16 + threadIdx.x;
+  int m = blockIdx.y * 16 + threadIdx.y;
+  if (m >= M || n >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += k <= m ? A[m * K + k] * B[k * N + n] : 0.0f;
+  C[m * N + n] = acc;
+}
+]==]
+
+-- a guard that says more than the extent: a window's representative,
+-- chosen from the extent alone, could be a dead thread
+local WINDOW_GUARD = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void tail_sum(int n, int R, const float *x, float *y) {
+  int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n || t % 2 == 1) return;
+  float s = 0.0f;
+  for (int k = 0; k < R; ++k) s += x[t + k];
+  y[t] = s;
+}
+]==]
+
+-- a condition that reads memory: the fill would read the mask elsewhere
+-- (the mask itself, read unconditionally, is a window stage() may take)
+local WINDOW_MASK = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void masked(int n, int R, const int *mask, const float *x, float *y) {
+  int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n) return;
+  float s = 0.0f;
+  for (int k = 0; k < R; ++k) {
+    if (mask[t + k]) s += x[t + k];
+  }
+  y[t] = s;
+}
+]==]
+
 local LOWER_TRANSPOSE = [==[
 // @kl launch grid(cdiv(n, 32), cdiv(n, 8)) block(32, 8)
 extern "C" __global__ void lower_transpose(int n, const float *in, float *out) {
@@ -344,6 +405,10 @@ extern "C" __global__ void shift_rows(int n, int m, int top_, const float *a, fl
   { "histogram", "vectorize(4)", "as a statement" },
   { "spmv_csr", "stage()", "threads of a block would disagree on the trip count" },
   { "conv1d", "stage()", "read under a condition" },
+  { WINDOW_SKIP_CENTER, "stage()", "its condition k != 1 && t + k < n does not read t and k only as t + k" },
+  { TERNARY_READ, "stage()", "A[m * K + k] is read under a condition" },
+  { WINDOW_GUARD, "stage()", "the guard says more than the axes' extents" },
+  { WINDOW_MASK, "stage(x)", "its condition mask[t + k] reads memory or calls a function" },
   { "nbody", "stage()", "not a compile-time constant" },
   { "elementwise_chain", "stage()", "x is read at one place per point: no neighbour shares it" },
   { NO_EDGE_GUARD, "stage()", "u[i + 1] may read past the edge along i" },

@@ -19,10 +19,12 @@ local ir = require "klineage.kir.ir"
 local analysis = require "klineage.kir.analysis"
 local poly = require "klineage.kir.poly"
 local geometry = require "klineage.kir.geometry"
+local window = require "klineage.kir.primitives.stage_window"
 
 local M = { name = "stage" }
 
 local V0, E, KK, LIVE, BUF, NEXT, U = "t0_", "e_", "kk_", "live_", "buf_", "next_", "u_"
+local WE, WA, WV = "we_", "wa_", "wv_" -- a window's element, and the thread and iteration that read it
 
 local function zero_of(type_)
   return { k = "cast", type = type_:gsub("^const%s+", ""), a = ir.num(0) }
@@ -42,24 +44,93 @@ local function unit_stride(idx, name)
   return coef ~= nil and coef[""] == 1 and next(coef, next(coef)) == nil
 end
 
--- The loop's loads that are read unconditionally, with their path.
-local function loads_in(stmts, out, conditional)
+-- Calls f(load, branch) on every load of e, branch true inside a ?:
+-- branch or the right side of && or ||: a read that may not happen.
+local function visit_loads(e, branch, f)
+  if e.k == "index" then f(e, branch) end
+  if e.k == "tern" then
+    visit_loads(e.c, branch, f)
+    visit_loads(e.a, true, f)
+    visit_loads(e.b, true, f)
+    return
+  end
+  if e.k == "bin" and (e.op == "&&" or e.op == "||") then
+    visit_loads(e.a, branch, f)
+    visit_loads(e.b, true, f)
+    return
+  end
+  for _, key in ipairs({ "obj", "a", "b", "c", "base", "idx" }) do
+    if e[key] then visit_loads(e[key], branch, f) end
+  end
+  for _, x in ipairs(e.args or {}) do visit_loads(x, branch, f) end
+end
+
+local function with(list, x)
+  local out = { table.unpack(list) }
+  out[#out + 1] = x
+  return out
+end
+
+-- The loop's loads, each with what it is read under: conds (the
+-- enclosing ifs' conditions, each as it must hold) and opaque (why that
+-- is not all: a nested loop, a ?: branch, the right side of && or ||).
+local function loads_in(stmts, out, conds, opaque)
   for _, s in ipairs(stmts) do
     for _, e in ipairs(ir.exprs(s)) do
-      ir.visit(e, function(x)
-        if x.k == "index" and not (s.s == "assign" and e == s.lhs) then
-          out[#out + 1] = { expr = x, conditional = conditional }
-        end
-      end)
+      if not (s.s == "assign" and e == s.lhs) then
+        visit_loads(e, false, function(x, branch)
+          local o = opaque or (branch and "a ?: branch or the right side of && or ||") or nil
+          out[#out + 1] = { expr = x, conds = conds, opaque = o, conditional = o ~= nil or #conds > 0 }
+        end)
+      end
     end
     if s.s == "if" then
-      loads_in(s.then_, out, true)
-      if s.else_ then loads_in(s.else_, out, true) end
-    elseif s.s == "for" or s.s == "block" then
-      loads_in(s.body, out, conditional or s.s == "for")
+      loads_in(s.then_, out, with(conds, s.cond), opaque)
+      if s.else_ then loads_in(s.else_, out, with(conds, ir.negate(s.cond)), opaque) end
+    elseif s.s == "for" then
+      loads_in(s.body, out, conds, opaque or "a nested loop")
+    elseif s.s == "block" then
+      loads_in(s.body, out, conds, opaque)
     end
   end
   return out
+end
+
+-- A window element's representative: the live thread furthest along the
+-- window's axis that reads it in this tile (wa_), at its iteration (wv_).
+-- Appends their statements to `values`, sets `by` to substitute them,
+-- and returns the condition under which the element is read at all: some
+-- live thread does, in this tile, and the read's own conditions hold.
+local function window_read(pk, values, by, inside, cx)
+  local w, emit = pk.window, require "klineage.kir.emit"
+  local ax = w.axis
+  local function at(local_)
+    return ir.map(emit.axis_expr(ax), function(x)
+      if x.k == "member" and x.obj.k == "var" and x.obj.name == "threadIdx" then return local_ end
+    end)
+  end
+  local last = ir.bin("-", ir.copy(ax.block), ir.num(1))
+  values[#values + 1] = { s = "let", type = "int", name = WA,
+    init = { k = "tern", c = ir.bin("<", ir.var(WE), ir.copy(last)), a = ir.var(WE), b = ir.copy(last) } }
+  if ax.extent then
+    values[#values + 1] = { s = "if", cond = ir.bin(">=", at(ir.var(WA)), ir.copy(ax.extent)), then_ = {
+      { s = "assign", lhs = ir.var(WA), op = "=",
+        rhs = { k = "cast", type = "int", a = ir.bin("-", ir.bin("-", ir.copy(ax.extent), ir.num(1)), at(ir.num(0))) } } } }
+  end
+  values[#values + 1] = { s = "let", type = "const " .. (pk.loop_type or "int"), name = WV,
+    init = ir.bin("-", ir.bin("+", ir.var(V0), ir.var(WE)), ir.var(WA)) }
+  by[w.name], by[cx.v] = at(ir.var(WA)), ir.var(WV)
+  inside = ir.bin("&&", ir.bin("&&", ir.bin(">=", ir.var(WA), ir.num(0)),
+    ir.bin("<", ir.var(WV), ir.bin("+", ir.var(V0), ir.num(cx.tile)))), inside)
+  -- an axis without threads, past its extent: the whole block is
+  for name in pairs(ir.vars(pk.full)) do
+    local other = ir.axis(cx.kernel, name)
+    if other and not other.block and other.extent then
+      inside = ir.bin("&&", inside, ir.bin("<", ir.var(name), ir.copy(other.extent)))
+    end
+  end
+  for _, c in ipairs(w.conds) do inside = ir.bin("&&", inside, ir.subst(c, by)) end
+  return inside
 end
 
 function M.apply(k, p)
@@ -138,7 +209,9 @@ function M.apply(k, p)
   local want = {}
   for _, name in ipairs(p) do want[name] = true end
   local picks, seen, skipped = {}, {}, {}
-  for _, l in ipairs(loads_in(loop.stmt.body, {}, false)) do
+  local wcx = { kernel = out, v = loop.var, inline = function(e) return M.inline_all(e, cx) end,
+    known = function(name) return params[name] or uniform[name] or (ir.axis(out, name) and not threaded[name]) end }
+  for _, l in ipairs(loads_in(loop.stmt.body, {}, {}, nil)) do
     local full = M.inline_all(l.expr, cx)
     local base = full.base
     while base.k == "bin" or base.k == "cast" do base = base.a or base end
@@ -159,13 +232,28 @@ function M.apply(k, p)
           why = "reads " .. name .. ", which only its own thread knows"
         end
       end
-      if l.conditional then why = "is read under a condition: staging would read it unconditionally" end
+      -- reasons no form stages it, then the tile form's own: a sliding
+      -- window (stage_window.lua) may still stage those
       if written[array] then why = "is written by the kernel too: a staged copy could be stale" end
       if not vars[loop.var] then why = "does not move with " .. loop.var end
-      if #deps == n_threaded then
-        why = why or "no reuse: it depends on every threaded axis, so no two threads of a block share an element"
+      local hard = why
+      if not why and l.conditional then why = "is read under a condition: staging would read it unconditionally" end
+      if not why and #deps == n_threaded then
+        why = "no reuse: it depends on every threaded axis, so no two threads of a block share an element"
       end
-      if why then skipped[#skipped + 1] = ir.text(l.expr) .. " " .. why
+      local win
+      if why and not hard and not next(tile_points) then
+        local wwhy
+        wcx.deps = deps
+        win, wwhy = window.find(full, l, wcx)
+        if win and buffers == 2 then win, wwhy = nil, "a window is staged with buffers=1" end
+        if not win then why = why .. " (nor as a window: " .. wwhy .. ")" end
+      end
+      if win then
+        table.sort(win.others, function(x, y) return x.ax.dim > y.ax.dim end)
+        picks[#picks + 1] = { load = l.expr, full = full, array = array, window = win, deps = win.others,
+                              elem = params[array].base, loop_type = loop.stmt.init.type }
+      elseif why then skipped[#skipped + 1] = ir.text(l.expr) .. " " .. why
       else
         table.sort(deps, function(x, y) return x.ax.dim > y.ax.dim end)
         -- the tile is loaded along the operand's unit stride: its rows
@@ -213,15 +301,20 @@ function M.apply(k, p)
     -- a tile row read across threadIdx.x, or written across the threads
     -- of a load along the axis, is padded: no bank conflicts
     pad = pad or pk.along_axis
-    dims[#dims + 1] = tostring(pad and tile + 1 or tile)
+    -- a window: its block's span along the axis and the tile's, overlapped
+    local width = pk.window and ir.bin("+", ir.copy(pk.window.axis.block), ir.num(tile - 1))
+    dims[#dims + 1] = width and ir.text(width) or tostring(pad and tile + 1 or tile)
     pre[#pre + 1] = { s = "raw", text = "__shared__ " .. pk.elem .. " " .. name .. (buffers == 2 and "[2][" or "[") ..
       table.concat(dims, "][") .. "];", writes = {} }
-    local size = ir.num(tile)
+    local size = width and ir.copy(width) or ir.num(tile)
     for _, d in ipairs(pk.deps) do size = ir.bin("*", ir.copy(d.ax.block), size) end
     -- decode e_ into (local coordinates..., kk_), the unit stride fastest;
     -- then the element's global coordinates and value at the tile t0_
     local decode, values, rest = {}, {}, ir.var(E)
-    if pk.along_axis then
+    if width then
+      decode[1] = { s = "let", type = "const int", name = WE, init = ir.bin("%", ir.var(E), ir.copy(width)) }
+      rest = ir.bin("/", ir.var(E), ir.copy(width))
+    elseif pk.along_axis then
       local b = pk.deps[1].ax.block
       decode[1] = { s = "let", type = "const int", name = KK, init = ir.bin("/", ir.var(E), ir.copy(b)) }
       rest = ir.bin("%", ir.var(E), ir.copy(b))
@@ -229,7 +322,7 @@ function M.apply(k, p)
       decode[1] = { s = "let", type = "const int", name = KK, init = ir.bin("%", ir.var(E), ir.num(tile)) }
       rest = ir.bin("/", ir.var(E), ir.num(tile))
     end
-    local by, inside = {}, ir.bin("<", ir.bin("+", ir.var(V0), ir.var(KK)), ir.copy(loop.hi))
+    local by, inside = {}, ir.bin("<", width and ir.var(WV) or ir.bin("+", ir.var(V0), ir.var(KK)), ir.copy(loop.hi))
     for i = #pk.deps, 1, -1 do
       local d, ax = pk.deps[i], pk.deps[i].ax
       local l = "l" .. ax.name .. "_"
@@ -244,13 +337,17 @@ function M.apply(k, p)
       by[d.name] = ir.var(g)
       inside = ir.bin("&&", ir.bin("<", ir.var(g), ir.copy(ax.extent)), inside)
     end
-    by[v] = ir.bin("+", ir.var(V0), ir.var(KK))
+    if width then
+      inside = window_read(pk, values, by, inside, { tile = tile, v = v, kernel = out })
+    else
+      by[v] = ir.bin("+", ir.var(V0), ir.var(KK))
+    end
     local value = { k = "tern", c = inside, a = ir.subst(pk.full, by), b = zero_of(pk.elem) }
     local function element(stage_e)
       local t = ir.var(name)
       if stage_e then t = ir.index(t, stage_e) end
       for _, d in ipairs(pk.deps) do t = ir.index(t, ir.var("l" .. d.ax.name .. "_")) end
-      return ir.index(t, ir.var(KK))
+      return ir.index(t, ir.var(width and WE or KK))
     end
     local own = ir.var(name)
     if buffers == 2 then
@@ -272,7 +369,9 @@ function M.apply(k, p)
       tile_loads[#tile_loads + 1] = strided(size, join(decode, values, { { s = "assign", lhs = element(nil), op = "=", rhs = value } }))
     end
     for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.ax.dim)) end
-    repl[ir.text(pk.load)] = ir.index(own, ir.bin("-", ir.var(v), ir.var(V0)))
+    local along = ir.bin("-", ir.var(v), ir.var(V0))
+    if width then along = ir.bin("+", ir.member("threadIdx", pk.window.axis.dim), along) end
+    repl[ir.text(pk.load)] = ir.index(own, along)
   end
 
   -- the per-point code: live_ instead of the guard, the loop in tiles
@@ -334,14 +433,22 @@ function M.apply(k, p)
   out.applied[#out.applied + 1] = "stage"
   local names = {}
   for _, pk in ipairs(picks) do
-    local reuse = {}
-    for n, ax in pairs(threaded) do
-      local dep = false
-      for _, d in ipairs(pk.deps) do if d.ax == ax then dep = true end end
-      if not dep then reuse[#reuse + 1] = n end
+    local w = pk.window
+    if w then
+      names[#names + 1] = string.format("%s (a window of %s sliding along %s: %s + %d elements a tile for %s x %d reads%s)",
+        ir.text(pk.load), pk.array, w.name, ir.text(w.axis.block), tile - 1, ir.text(w.axis.block), tile,
+        #w.conds > 0 and "; each loaded where a live thread reads it, under its conditions, which see " .. w.name ..
+          " and " .. v .. " only as their sum" or "")
+    else
+      local reuse = {}
+      for n, ax in pairs(threaded) do
+        local dep = false
+        for _, d in ipairs(pk.deps) do if d.ax == ax then dep = true end end
+        if not dep then reuse[#reuse + 1] = n end
+      end
+      table.sort(reuse)
+      names[#names + 1] = ir.text(pk.load) .. " (shared by the threads along " .. table.concat(reuse, ", ") .. ")"
     end
-    table.sort(reuse)
-    names[#names + 1] = ir.text(pk.load) .. " (shared by the threads along " .. table.concat(reuse, ", ") .. ")"
   end
   local how = buffers == 2 and "in two stages: the next tile's loads go to registers before the math and to the other stage after it, one barrier a tile"
     or "once per tile between barriers"
