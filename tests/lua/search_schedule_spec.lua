@@ -171,6 +171,18 @@ describe("the static model", function()
     end
   end)
 
+  it("sees a sliding window staged: a convolution's signal read once a tile, not once a tap", function()
+    -- conv1d (tune part): the model ranked only coarsening before the window form
+    local best, rows = top("conv1d")
+    expect(best):contains("stage(")
+    for _, r in ipairs(rows) do
+      if r.schedule:find("stage%(") then
+        expect(table.concat(r.kir.reasons, " ")):contains("a window of x sliding along t")
+        expect(r.predicted.speedup > 1.3):equals(true)
+      end
+    end
+  end)
+
   it("caps a prediction at the room the node's measured share of its roofline leaves", function()
     local tw, src = task("attention_scores")
     local state = fake_state()
