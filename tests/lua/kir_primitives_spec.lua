@@ -111,6 +111,10 @@ local LEGAL = {
   { "conv1d", "unflatten(block=256x1) stage()", "sum += w[k + R] * sx_1[threadIdx.x + (k - t0_)];",
     "a window of x sliding along t: 256 + 31 elements", "sample" },
   { "window_rows", "stage(tile=8)", "__shared__ float sx_1[8][32 + 7];", "sliding along t", "sample" },
+  -- a walk back to each segment's start as a segmented block scan; one
+  -- chunk a block of 64 walks back for the open segment in every block
+  { "segmented_scan", "segscan()", "f_ = i == 0 || head[i] ? 1 : 0;", "a sum over its segment", "sample" },
+  { "segmented_scan", "segscan(block=64,chunks=1)", "const long first_ = (long)chunk_ * 64;", "walk back", "sample" },
   -- persist: few blocks take many turns at the test sizes; a return ends the
   -- turn, and a turn that used shared memory ends at a barrier
   -- (emu passed a turn without its closing barrier when tried: the text is checked)
@@ -292,6 +296,20 @@ extern "C" __global__ void masked(int n, int R, const int *mask, const float *x,
 }
 ]==]
 
+-- segscan's walk back, with the declarations and the walk given
+local function walk_kernel(decl, walk)
+  return [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void seg(int n, const int *head, const float *x, float *y) {
+  int i = blockIdx.x * 256 + threadIdx.x;
+  if (i >= n) return;
+  ]==] .. decl .. "\n  " .. walk .. [==[
+
+  y[i] = sum;
+}
+]==]
+end
+
 local LOWER_TRANSPOSE = [==[
 // @kl launch grid(cdiv(n, 32), cdiv(n, 8)) block(32, 8)
 extern "C" __global__ void lower_transpose(int n, const float *in, float *out) {
@@ -405,6 +423,20 @@ extern "C" __global__ void shift_rows(int n, int m, int top_, const float *a, fl
   { "histogram", "vectorize(4)", "as a statement" },
   { "spmv_csr", "stage()", "threads of a block would disagree on the trip count" },
   { "conv1d", "stage()", "read under a condition" },
+  { walk_kernel("float sum = 0.0f;", "for (int j = i;; ++j) { sum += x[j]; if (j == n - 1 || head[j + 1]) break; }"),
+    "segscan()", "the walk does not step back by one" },
+  { walk_kernel("float sum = 0.0f;", "for (int j = i;; --j) { if (head[j]) break; sum += x[j]; }"),
+    "segscan()", "the walk's body is not" },
+  { walk_kernel("float sum = 0.0f;", "for (int j = i;; --j) { sum += x[j] * x[i]; if (j == 0 || head[j]) break; }"),
+    "segscan()", "reads i: not every thread can compute it" },
+  { walk_kernel("float sum = 1.0f;", "for (int j = i;; --j) { sum += x[j]; if (j == 0 || head[j]) break; }"),
+    "segscan()", "sum does not start at 0" },
+  { walk_kernel("float sum = 0.0f;", "for (int j = i;; --j) { sum += y[j]; if (j == 0 || head[j]) break; }"),
+    "segscan()", "reads what the kernel writes" },
+  { walk_kernel("float sum = 0.0f;", "for (int j = i - 1;; --j) { sum += x[j]; if (j == 0 || head[j]) break; }"),
+    "segscan()", "the walk does not start at the point" },
+  { walk_kernel("float sum = 0.0f;", "for (int j = i;; --j) { sum += x[j]; if (j == 0 || head[j]) break; }"):gsub("y%[i%] = sum;", "if (sum > 0) return; y[i] = sum;"),
+    "segscan()", "the code after the walk returns" },
   { WINDOW_SKIP_CENTER, "stage()", "its condition k != 1 && t + k < n does not read t and k only as t + k" },
   { TERNARY_READ, "stage()", "A[m * K + k] is read under a condition" },
   { WINDOW_GUARD, "stage()", "the guard says more than the axes' extents" },

@@ -173,11 +173,29 @@ local function raw_calls(node)
   return calls
 end
 
-local function raw_loop(node)
+-- A `for (T j = E; ; step)` loop that only a break ends, as IR beside its
+-- raw text (raw.walk = { init = the let, step, body }): the loop stays
+-- opaque to everything but a primitive that reads the walk (segscan's
+-- walk back to a segment's start). nil where any part is outside the IR.
+local function walk_of(node, depth)
+  if node.kind ~= "for" or node:field("cond") then return nil end
+  local init, step, body = node:field("init"), node:field("step"), node:field("body")
+  if not (init and init.kind == "decl" and step and body) then return nil end
+  local ok, w = pcall(function()
+    local lets = {}
+    lets_of(init, lets, depth)
+    if #lets ~= 1 or not lets[1].init then return nil end
+    return { init = lets[1], step = simple_stmt(step, depth), body = stmts_of(body, depth) }
+  end)
+  return ok and w or nil
+end
+
+local function raw_loop(node, depth)
   for n in node:walk({ "return", "goto", "label" }) do
     refuse("a %s inside an opaque loop (%s)", n.kind, short(n))
   end
-  return { s = "raw", text = node:text(), writes = raw_writes(node), calls = raw_calls(node), loop = true }
+  return { s = "raw", text = node:text(), writes = raw_writes(node), calls = raw_calls(node), loop = true,
+           walk = walk_of(node, depth or 0) }
 end
 
 local function for_stmt(node, depth, out)
@@ -185,7 +203,7 @@ local function for_stmt(node, depth, out)
   local lets = {}
   if init and init.kind == "decl" then lets_of(init, lets, depth) end
   if not (init and init.kind == "decl" and #lets == 1 and lets[1].init and cond and step) then
-    out[#out + 1] = raw_loop(node)
+    out[#out + 1] = raw_loop(node, depth)
     return
   end
   out[#out + 1] = { s = "for", init = lets[1], cond = expr(cond, depth), step = simple_stmt(step, depth),

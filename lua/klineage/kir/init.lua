@@ -18,7 +18,7 @@
 --     each kernel's lift ({ fn, lifted, why }) (klineage.kir.sites)
 --   kir.PRIMITIVES: the primitives' names, in the order they compose
 --     (unflatten, map, register_tile, stage, split_reduce, unroll, coarsen, vectorize,
---     privatize, scan, bound, persist); each refuses, with a reason, to follow one it
+--     privatize, scan, segscan, bound, persist); each refuses, with a reason, to follow one it
 --     cannot build on, and nothing follows persist.
 local M = {}
 

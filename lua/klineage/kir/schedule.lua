@@ -8,7 +8,7 @@
 --   schedule.sequences(k [, depth [, limit]]) -> { { text, kernel, reasons } } legal sequences
 local M = {}
 
-M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan",
+M.ORDER = { "unflatten", "map", "register_tile", "stage", "split_reduce", "unroll", "coarsen", "vectorize", "privatize", "scan", "segscan",
   "bound", "persist" }
 
 function M.primitive(name)

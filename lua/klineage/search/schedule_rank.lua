@@ -351,6 +351,7 @@ function FACTOR.privatize(_, step)
 end
 
 function FACTOR.scan() return M.SCAN_GAIN, "a quadratic prefix loop replaced by a block scan" end
+function FACTOR.segscan() return M.SCAN_GAIN, "a walk back over each segment replaced by a segmented block scan" end
 function FACTOR.unroll() return 1, "unrolled: no change the model sees" end
 function FACTOR.unflatten() return 1.02, "a multi-dimensional grid: fewer index divisions" end
 

@@ -32,6 +32,8 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   vectorize(2|4)                            float2/float4 accesses, scalar tail
   privatize(items=F)                        a histogram's scatter into shared memory first
   scan(block=B)                             a per-output prefix sum as a block scan a row
+  segscan(block=B, chunks=G)                a walk back to each segment's start as a
+                                            segmented block scan, G chunks a block
   bound(blocks=K)                           __launch_bounds__(THREADS, K): registers a thread
                                             for K blocks a multiprocessor (results unchanged)
   persist(dim=D, blocks=G)                  last: at most G blocks along D, each taking the
