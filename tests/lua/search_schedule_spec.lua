@@ -242,9 +242,10 @@ describe("the static model", function()
     end
   end)
 
-  it("sees atomics privatized, quadratic prefix loops scanned, wide accesses on streams", function()
+  it("sees atomics privatized, quadratic prefix loops scanned, walks back to a segment's start scanned, wide accesses on streams", function()
     expect(top("histogram")):contains("privatize")
     expect(top("scan_rows")):contains("scan")
+    expect(top("segmented_scan")):contains("segscan(")
     expect(top("elementwise_chain")):contains("vectorize")
   end)
 end)
