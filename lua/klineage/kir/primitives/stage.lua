@@ -6,6 +6,9 @@
 -- threads in the block: those threads read the same elements (the reuse
 -- analysis), so the block loads each once. Covers the tiles of matrix
 -- products and the broadcast operands of matrix-vector and all-pairs.
+-- An operand read at a threaded axis plus the loop's variable (a
+-- convolution's x[t + k]) is staged as a sliding window instead
+-- (stage_window.lua): B + T - 1 elements a tile for B x T reads.
 --
 -- Barriers need every thread of the block: a thread past the guard keeps
 -- going with `live_` false (its own loads skipped), helps load the tiles,
@@ -122,7 +125,7 @@ local function window_read(pk, values, by, inside, cx)
   by[w.name], by[cx.v] = at(ir.var(WA)), ir.var(WV)
   inside = ir.bin("&&", ir.bin("&&", ir.bin(">=", ir.var(WA), ir.num(0)),
     ir.bin("<", ir.var(WV), ir.bin("+", ir.var(V0), ir.num(cx.tile)))), inside)
-  -- an axis without threads, past its extent: the whole block is
+  -- an axis without threads past its extent: the whole block is dead
   for name in pairs(ir.vars(pk.full)) do
     local other = ir.axis(cx.kernel, name)
     if other and not other.block and other.extent then
