@@ -154,11 +154,14 @@ function M.apply(k, p)
     assign(ir.index(ir.var("flag_"), ir.var("warp_")), ir.var("f_")) } }
   tile[#tile + 1] = stmt_call("__syncthreads", {})
   tile[#tile + 1] = let(acc_type, "prefix_", ir.var("carry_"))
-  local w = ir.var("w_")
-  tile[#tile + 1] = { s = "for", init = let("int", "w_", ir.num(0)), cond = ir.bin("<", w, ir.var("warp_")),
-    step = assign(ir.var("w_"), nil, "++"), body = { combine_into(ir.index(ir.var("flag_"), ir.var("w_")), ir.index(ir.var("part_"), ir.var("w_")), "prefix_") } }
-  tile[#tile + 1] = { s = "for", init = let("int", "w_", ir.num(0)), cond = ir.bin("<", ir.var("w_"), ir.num(nw)),
-    step = assign(ir.var("w_"), nil, "++"), body = { combine_into(ir.index(ir.var("flag_"), ir.var("w_")), ir.index(ir.var("part_"), ir.var("w_")), "carry_") } }
+  -- the warps' totals before `upto`, in order, after what is in `into`
+  local function over_warps(upto, into)
+    return { s = "for", init = let("int", "w_", ir.num(0)), cond = ir.bin("<", ir.var("w_"), upto),
+      step = assign(ir.var("w_"), nil, "++"),
+      body = { combine_into(ir.index(ir.var("flag_"), ir.var("w_")), ir.index(ir.var("part_"), ir.var("w_")), into) } }
+  end
+  tile[#tile + 1] = over_warps(ir.var("warp_"), "prefix_")
+  tile[#tile + 1] = over_warps(ir.num(nw), "carry_")
   tile[#tile + 1] = stmt_call("__syncthreads", {})
   local point = {}
   for i = 1, at - 1 do point[#point + 1] = ir.copy_stmts({ out.body[i] })[1] end

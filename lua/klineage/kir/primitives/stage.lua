@@ -247,8 +247,7 @@ function M.apply(k, p)
       local win
       if why and not hard and not next(tile_points) then
         local wwhy
-        wcx.deps = deps
-        win, wwhy = window.find(full, l, wcx)
+        win, wwhy = window.find(full, l, deps, wcx)
         if win and buffers == 2 then win, wwhy = nil, "a window is staged with buffers=1" end
         if not win then why = why .. " (nor as a window: " .. wwhy .. ")" end
       end

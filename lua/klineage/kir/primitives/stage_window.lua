@@ -84,19 +84,19 @@ end
 
 -- The window along one threaded axis, or nil and why.
 --   full: the load with the lets inlined; read: { conds (each must hold),
---   opaque (why the conditions are not all known) }
---   cx = { kernel, v (the loop's variable), deps ({ ax, name } the index's
---     threaded axes), known(name) -> true for a name any thread of the
---     block may evaluate (a parameter, a uniform let, an axis without
---     threads), inline(expr) -> the expr with the lets inlined }
--- -> { axis, others (the other deps), conds (inlined), scale }
-function M.find(full, read, cx)
+--   opaque (why the conditions are not all known) }; deps: { ax, name }
+--   the index's threaded axes
+--   cx = { kernel, v (the loop's variable), known(name) -> true for a name
+--     any thread of the block may evaluate (a parameter, a uniform let, an
+--     axis without threads), inline(expr) -> the expr with the lets inlined }
+-- -> { axis, name, others (the other deps), conds (inlined) }
+function M.find(full, read, deps, cx)
   local v = cx.v
   if read.opaque then return nil, "it is read under " .. read.opaque end
+  local off = offset_of(full)
+  local p = off and poly.of(off)
   local ax
-  for _, d in ipairs(cx.deps) do
-    local off = offset_of(full)
-    local p = off and poly.of(off)
+  for _, d in ipairs(deps) do
     local c = p and poly.split(p, d.name)
     if c and poly.monomial(c) == "" then
       if ax then return nil, "it slides along two threaded axes" end
@@ -105,10 +105,8 @@ function M.find(full, read, cx)
   end
   if not ax then return nil, "its index is not a threaded axis plus " .. v end
   local a = ax.name
-  local off = offset_of(full)
   if not off then return nil, "its pointer is cast" end
   if not M.through_sum(off, a, v) then return nil, "its index does not read " .. a .. " and " .. v .. " only as " .. a .. " + " .. v end
-  local scale = select(2, poly.monomial((poly.split(poly.of(off), a))))
   if not guard_is_extents(cx.kernel) then return nil, "the guard says more than the axes' extents" end
   local conds, others = {}, {}
   for _, c in ipairs(read.conds or {}) do
@@ -126,8 +124,8 @@ function M.find(full, read, cx)
     end
     conds[#conds + 1] = e
   end
-  for _, d in ipairs(cx.deps) do if d ~= ax then others[#others + 1] = d end end
-  return { axis = ax.ax, name = a, others = others, conds = conds, scale = scale }
+  for _, d in ipairs(deps) do if d ~= ax then others[#others + 1] = d end end
+  return { axis = ax.ax, name = a, others = others, conds = conds }
 end
 
 return M
