@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +70,21 @@ static int traceback(lua_State *L) {
   return 1;
 }
 
+/* Lua seeds math.random from the time and the state's address; where
+ * address randomization is off (some CI sandboxes), two processes started in
+ * the same second then draw the same numbers, and the same run ids. */
+static void seed_random(lua_State *L) {
+  lua_Integer seed[2];
+  if (getrandom(seed, sizeof seed, 0) != (ssize_t)sizeof seed)
+    return; /* Lua's own seed stays */
+  lua_getglobal(L, "math");
+  lua_getfield(L, -1, "randomseed");
+  lua_pushinteger(L, seed[0]);
+  lua_pushinteger(L, seed[1]);
+  lua_call(L, 2, 0);
+  lua_pop(L, 1);
+}
+
 /* Runs inside lua_pcall: everything that can raise happens here. */
 static int run_cli(lua_State *L) {
   const char *home = lua_tostring(L, 1);
@@ -76,6 +92,7 @@ static int run_cli(lua_State *L) {
   int argc = (int)lua_tointeger(L, 3);
 
   luaL_openlibs(L);
+  seed_random(L);
   /* kl.host publishes it as host.home: where lua/, gpu/ and skills/ are. */
   lua_pushstring(L, home);
   lua_setfield(L, LUA_REGISTRYINDEX, "kl.home");

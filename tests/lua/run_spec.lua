@@ -120,6 +120,44 @@ describe("the run context", function()
     expect(f.message):contains("no run 'nope'")
   end)
 
+  it("never takes a run folder already there: a named one is refused, a drawn one drawn again", function()
+    local root = tmpdir()
+    local run = assert(runs.create(root, "r1"))
+    run:close()
+    local again, f = runs.create(root, "r1")
+    expect(again):is_nil()
+    expect(f.verdict):equals("bad_input")
+    expect(f.message):contains("already in")
+    -- Every name this clock second could draw taken but one: a draw lands on a free one.
+    local real = journal.new_run_id
+    local n = 0
+    journal.new_run_id = function() n = n + 1; return n < 4 and "r1" or "r2" end
+    local drawn = runs.create(root)
+    journal.new_run_id = real
+    expect(drawn and drawn.id):equals("r2")
+    drawn:close()
+  end)
+
+  it("draws other run names in processes started at once, with address randomization off", function()
+    -- Lua seeds its generator from the time and an address; CI sandboxes
+    -- without ASLR gave two commands of one second the same run id.
+    local script = tmpdir() .. "/draw.lua"
+    local h = assert(io.open(script, "w"))
+    h:write("print(require('klineage.store.journal').new_run_id())\n")
+    h:close()
+    -- (where a sandbox refuses the personality call, the draws run as they are)
+    local off = os.execute("setarch -R true >/dev/null 2>&1") and "setarch -R " or ""
+    local cmd = string.format("%s%s run %s 2>&1", off, require("kl.host").executable(), script)
+    local ids = {}
+    for i = 1, 3 do
+      local p = io.popen(cmd)
+      ids[i] = p:read("a")
+      p:close()
+      expect(ids[i]):matches("^%d+%-%d+%-%x+\n$")
+    end
+    expect(ids[1] ~= ids[2] or ids[2] ~= ids[3]):is_true()
+  end)
+
   it("gives canonical keys: the same table in any key order has the same key", function()
     expect(runs.key({ a = 1, b = { 2, 3 }, c = { x = 1.5 } })):equals(runs.key({ c = { x = 1.5 }, b = { 2, 3 }, a = 1 }))
     expect(runs.key({ a = 1 }) ~= runs.key({ a = 2 })):is_true()

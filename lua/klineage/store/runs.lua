@@ -11,7 +11,8 @@
 --   runs.root([explicit]) -> dir | nil, failure
 --   runs.check_name(id) -> true | nil, failure (bad_input): a run's name is
 --       one path component: not empty, ".", "..", no "/", no control byte
---   runs.create(root [, id]) -> Run | nil, failure     a new run folder
+--   runs.create(root [, id]) -> Run | nil, failure     a new run folder (a named
+--       one with a journal already is bad_input; a drawn name is drawn again)
 --   runs.open(ref [, root]) -> Run | nil, failure      an existing run, to resume
 --       ref is a run id under root, or the path of a run folder; every
 --       src/<sha>.cu in it is checked against its name first
@@ -194,9 +195,21 @@ end
 function M.create(root, id)
   local r, f = M.root(root)
   if not r then return nil, f end
-  id = id or journal.new_run_id()
+  local stat = require("kl.fs").stat
+  if not id then
+    -- A drawn name is never one already there: taking it would count that
+    -- run's cycles against this one's budget.
+    for _ = 1, 8 do
+      id = journal.new_run_id()
+      if not stat(r .. "/" .. id) then break end
+    end
+  end
   local ok, nf = M.check_name(id)
   if not ok then return nil, nf end
+  if stat(r .. "/" .. id .. "/journal.jsonl") then
+    return nil, verdicts.failure("bad_input", string.format("the run %s is already in %s: resume it, or name another",
+      id, files.display(r)))
+  end
   return open_folder(r .. "/" .. id, id)
 end
 
