@@ -583,7 +583,7 @@ function M.build(source, opts)
     local cpp = dir .. "/" .. key .. ".cpp"
     local wok, werr = cache.write_private(cpp, lowered.text)
     if not wok then return nil, werr end
-    local tmp = string.format("%s.tmp.%d.%d", so, math.random(1 << 30), os.time())
+    local tmp = string.format("%s.tmp.%d.%d", so, require("kl.proc").getpid(), math.random(1 << 30))
     local limit = opts.time_limit or cache.TIME_LIMIT
     local pch_dir = precompiled_prelude(dir, owned, pdir, prelude, abi, cxx, limit)
     local cmd = string.format("umask 077 && %s %s %s-I%s %s -o %s %s 2>&1", cxx, M.REQUIRED_FLAGS,
