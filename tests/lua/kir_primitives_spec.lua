@@ -16,7 +16,7 @@ local by_name = {}
 for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
 for _, t in ipairs(support.extra()) do by_name[t.name] = t end
 -- user-style kernels for stage's tile exchange, each checked against itself
-for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows" }) do
+for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "few_rows" }) do
   local dir = support.root .. "/tests/fixtures/workloads/" .. name
   by_name[name] = { name = name, dir = dir, kernel = dir .. "/v0.cu",
     text = assert(require("klineage.base.files").read_text(dir .. "/v0.cu")) }
@@ -136,6 +136,10 @@ local LEGAL = {
     "so that 4 blocks fit", "sample" },
   { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(4,4) stage() bound(blocks=4)", "__launch_bounds__(256, 4)",
     "at most 64 registers" },
+  { "few_rows", "split_reduce(block=256,blocks=16)", "last_ = atomicAdd(&kl_split_done_[blockIdx.x], (unsigned int)1) == 15;",
+    "the last of the 16 to count itself in", "sample" },
+  { "row_argmax", "split_reduce(block=128,blocks=3)", "row[((volatile int *)kl_split_part_best_1)[blockIdx.x * 3 + c_]]",
+    "ties go to the smaller index" },
 }
 
 -- The gate runs, in make test, on the first case of each leading primitive.
@@ -169,6 +173,22 @@ describe("legal schedules pass the gate on emu", function()
     end)
     ::next_case::
   end
+end)
+
+describe("split_reduce(blocks=K) past its slots", function()
+  it("reduces the outputs past the file-scope slots with one block each, the others across K blocks", function()
+    local split = require "klineage.kir.primitives.split_reduce"
+    local saved = split.SLOTS
+    split.SLOTS = 64 -- 4 slots of 16 blocks: rows 4 and up of the 45-row test go alone
+    local ok, text, log = pcall(kir.schedule, by_name.few_rows.text, "split_reduce(block=256,blocks=16)")
+    split.SLOTS = saved
+    assert(ok, text)
+    if not text then fail("refused: %s", tostring(log)) end
+    expect(text):contains("const bool alone_ = blockIdx.x >= (unsigned int)4;")
+    expect(log[1].reason):contains("past 4 outputs one block takes an output alone")
+    local gok, r = support.gate(by_name.few_rows, text, "split_reduce(blocks=16), 4 slots")
+    if not gok then fail("%s\n%s", r, text) end
+  end)
 end)
 
 local CSR_SCATTER = [==[
@@ -394,6 +414,12 @@ extern "C" __global__ void shadow(int n, float bx_, const float *a, float *b) {
   { "gemv", "split_reduce(block=100)", "whole warps" },
   { "gemv", "split_reduce(warp,lanes=3)", "lanes is 2, 4, 8, 16 or 32" },
   { "gemv", "split_reduce(block=256,lanes=4)", "groups the lanes of a warp" },
+  { "gemv", "split_reduce(warp,blocks=4)", "blocks=K gives an output K blocks: split_reduce(block=B, blocks=K)" },
+  { "gemv", "split_reduce(block=256,blocks=1)", "blocks is 2 to 1024" },
+  { "layernorm", "split_reduce(block=256,blocks=4)", "blocks=K splits the kernel's one loop" },
+  { "spmm_csr", "split_reduce(block=256,blocks=4)", "the grid already spans y or z" },
+  { "gemv", "split_reduce(block=256,blocks=4) persist(dim=x,blocks=2)", "folding the grid would break the count" },
+  { "// kl_split_done_ is the user's\n" .. by_name.gemv.text, "split_reduce(block=256,blocks=4)", "the file already names kl_split_" },
   { "gemv", "stage(A)", "no reuse" },
   { [==[
 // @kl launch grid(cdiv(n * m, 128)) block(128)

@@ -225,6 +225,26 @@ describe("the static model", function()
     expect(few > 4 * many):equals(true)
   end)
 
+  it("splits an output over several blocks only where one block an output leaves the device idle", function()
+    local dir = here .. "/../fixtures/workloads/few_rows"
+    local fw = assert(workload.load(dir .. "/workload.lua"))
+    local src = assert(files.read_text(dir .. "/v0.cu"))
+    local function rows_at(params)
+      local state = fake_state()
+      state.workload = setmetatable({ params = params }, { __index = fw })
+      local by = {}
+      for i, r in ipairs(schedules.rows(state, { source = src, sha256 = "f" }, { resources = false })) do
+        by[r.schedule] = by[r.schedule] or { rank = i, speedup = r.predicted.speedup }
+      end
+      return by
+    end
+    local few = rows_at({ rows = 16, cols = 4194304 })
+    expect(few["split_reduce(block=256,blocks=16)"].rank):equals(1)
+    -- 65536 rows: a block a row already fills the device; the slots' round trip costs
+    local many = rows_at({ rows = 65536, cols = 4096 })
+    expect(many["split_reduce(block=256,blocks=16)"].speedup < many["split_reduce(block=256)"].speedup):equals(true)
+  end)
+
   it("sees a transpose's strided stores made coalesced by stage's tile exchange, not by a remap", function()
     local dir = home .. "/gpu/workloads/transpose"
     local state = fake_state()

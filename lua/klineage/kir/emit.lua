@@ -177,7 +177,9 @@ function M.emit(k)
   end
   local header, hwhy = require("klineage.kir.primitives.bound").header(k)
   if not header then return nil, hwhy end
-  return prefix .. header .. M.body_text(k) .. k.suffix
+  -- file-scope declarations a schedule adds (split_reduce's slots across blocks)
+  local globals = k.globals and #k.globals > 0 and (table.concat(k.globals, "\n") .. "\n") or ""
+  return prefix .. globals .. header .. M.body_text(k) .. k.suffix
 end
 
 return M

@@ -46,6 +46,7 @@ M.DEFAULT_REDUCE = 16   -- a reduction whose length the sizes do not give (CSR r
 M.COARSEN_ILP = 0.06    -- per extra output a thread computes: more loads in flight
 M.VECTOR_GAIN = 0.12    -- per lane of a float2/float4 access: fewer, wider instructions
 M.SCAN_GAIN = 8         -- a quadratic prefix loop replaced by a block scan
+M.ACROSS_BLOCKS = 0.8   -- split_reduce(blocks=K) where one block an output already fills the device (a guess, not measured)
 M.MAX = 64
 
 local function analyzed(kernel)
@@ -275,6 +276,15 @@ function FACTOR.split_reduce(m, step)
       y, m.reduce_len, par, useful)
   end
   local p = step.args[1] == "warp" and (tonumber(step.args.lanes) or 32) or tonumber(step.args.block) or 256
+  local blocks = tonumber(step.args.blocks)
+  -- blocks=K: K blocks an output, their partials through global slots; the
+  -- round trip and the last block's merge only pay where one block an
+  -- output leaves the device unfilled
+  local across = 1
+  if blocks then
+    if fill(m.threads * p, m.device) >= 1 then across = M.ACROSS_BLOCKS end
+    p = p * blocks
+  end
   local par = math.sqrt(fill(m.threads * p, m.device) / fill(m.threads, m.device))
   local idle = math.min(1, m.reduce_len / (2 * p))
   local coal = cost_along(m, m.x) / cost_along(m, m.reduce_var)
@@ -287,8 +297,8 @@ function FACTOR.split_reduce(m, step)
     merge = trips / (trips + steps)
   end
   m.threads, m.x = m.threads * p, m.reduce_var
-  return par * idle * coal * merge, string.format("%d lanes an output over a reduction of %d: parallelism %.1fx, lanes busy %.0f %%, accesses %.2fx, merge %.2fx",
-    p, m.reduce_len, par, idle * 100, coal, merge)
+  return par * idle * coal * merge * across, string.format("%d lanes an output over a reduction of %d: parallelism %.1fx, lanes busy %.0f %%, accesses %.2fx, merge %.2fx%s",
+    p, m.reduce_len, par, idle * 100, coal, merge, blocks and string.format(", across %d blocks %.2fx", blocks, across) or "")
 end
 
 -- stage's tile exchange (a transpose), from its reason: the operands it

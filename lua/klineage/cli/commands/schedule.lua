@@ -26,6 +26,8 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   split_reduce(warp [, wpb=W] [, lanes=L]) | split_reduce(block=B)
                                             a warp, a group of L lanes (2 to 16) or a block
                                             per output
+  split_reduce(block=B, blocks=K)           K blocks an output (few outputs, long reductions):
+                                            partials in file-scope slots, merged by the last
   split_reduce(y=R)                         R threads along y split each output's reduction
   unroll(F [, loop=VAR])                    F iterations a trip, remainder kept
   coarsen(F [, axis=AXIS])                  F outputs a thread, block-strided, tail guarded

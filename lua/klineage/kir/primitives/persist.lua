@@ -55,6 +55,7 @@ function M.apply(k, p)
     return nil, string.format("blocks is 1 to %d along %s", LIMIT[dim], dim)
   end
   if k.schedule.persist then return nil, "already persistent" end
+  if k.schedule.blocks then return nil, "split_reduce(blocks=K) counts an output's blocks by blockIdx: folding the grid would break the count" end
   local axis
   for _, a in ipairs(k.axes) do if a.dim == dim then axis = a end end
   if not axis then return nil, "no output axis on blockIdx." .. dim end

@@ -9,6 +9,15 @@
 -- for a block, shared memory in warp order; a map loop (stores that move
 -- with its variable) simply shares its iterations. Code outside the loops
 -- runs in every lane on the same values: identical stores, no atomics.
+--
+-- split_reduce(block=B, blocks=K): K blocks an output, for outputs too few
+-- to fill the device (a sum of one long array, a short wide matrix's
+-- rows). The blocks take strided shares of the loop along blockIdx.y; each
+-- block's partial goes to a slot of a file-scope array, and the last block
+-- to count itself in (a device-wide atomic count after a fence) merges
+-- the K partials in block order, resets the count for the next launch and
+-- runs the code after the loop. Outputs past the slots (SLOTS / K of
+-- them) are reduced by one block alone, as split_reduce(block=B) does.
 local ir = require "klineage.kir.ir"
 local geometry = require "klineage.kir.geometry"
 local analysis = require "klineage.kir.analysis"
@@ -16,6 +25,10 @@ local analysis = require "klineage.kir.analysis"
 local M = { name = "split_reduce" }
 
 local LANE, OFF, WARP, LIVE = "lane_", "o_", "warp_", "live_"
+local SHARE, STRIDE, ALONE, LAST, CHUNK = "share_", "stride_", "alone_", "last_", "c_"
+-- the file-scope slots of split_reduce(blocks=K): partials and counts
+M.SLOTS = 65536
+local PART_G, DONE_G = "kl_split_part_", "kl_split_done_"
 local FULL = "0xffffffffu"
 local GROUP = { [2] = true, [4] = true, [8] = true, [16] = true, [32] = true }
 
@@ -159,12 +172,55 @@ local function live_only(s)
 end
 
 -- A copy of the loop that lane `lane` of `step` runs: its strided share.
+-- (step: a number, or the name of a variable that holds it)
 local function lane_share(stmt, var, lane, step)
   local c = ir.copy_stmts({ stmt })[1]
   local lo = c.init.init
   c.init.init = (lo.k == "num" and lo.v == "0") and ir.var(lane) or ir.bin("+", lo, ir.var(lane))
-  c.step = { s = "assign", lhs = ir.var(var), op = "+=", rhs = ir.num(step) }
+  c.step = { s = "assign", lhs = ir.var(var), op = "+=", rhs = type(step) == "number" and ir.num(step) or ir.var(step) }
   return c
+end
+
+-- split_reduce(blocks=K): after the block's merge, thread 0 files the
+-- partial in the output's slot and counts the block in; the last block of
+-- the K merges the slots in block order (volatile reads: the partials are
+-- other blocks' stores, past this block's L1) and resets the count.
+local function across_blocks(accs, types, count, n_loop)
+  local slot = ir.bin("*", ir.member("blockIdx", "x"), ir.num(count))
+  local file, globals = {}, {}
+  local filed = {}
+  for _, acc in ipairs(accs) do
+    for _, n in ipairs(names_of(acc)) do
+      local g = PART_G .. n .. "_" .. n_loop
+      filed[n] = g
+      globals[#globals + 1] = "__device__ " .. types[n]:gsub("^const%s+", "") .. " " .. g .. "[" .. M.SLOTS .. "];"
+      file[#file + 1] = { s = "assign", lhs = ir.index(ir.var(g), ir.bin("+", ir.copy(slot), ir.member("blockIdx", "y"))),
+        op = "=", rhs = ir.var(n) }
+    end
+  end
+  file[#file + 1] = { s = "expr", e = ir.call("__threadfence", {}) }
+  file[#file + 1] = assign(LAST, "=", ir.bin("==", ir.call("atomicAdd", { { k = "un", op = "&",
+    a = ir.index(ir.var(DONE_G), ir.member("blockIdx", "x")) }, { k = "cast", type = "unsigned int", a = ir.num(1) } }), ir.num(count - 1)))
+  local function filed_at(n, c)
+    local g = { k = "cast", type = "volatile " .. types[n]:gsub("^const%s+", "") .. " *", a = ir.var(filed[n]) }
+    return ir.index(g, ir.bin("+", ir.copy(slot), c))
+  end
+  local merge_all = { { s = "expr", e = ir.call("__threadfence", {}) } }
+  for _, acc in ipairs(accs) do
+    for _, n in ipairs(names_of(acc)) do merge_all[#merge_all + 1] = assign(n, "=", filed_at(n, ir.num(0))) end
+    merge_all[#merge_all + 1] = { s = "for", init = { s = "let", type = "int", name = CHUNK, init = ir.num(1) },
+      cond = ir.bin("<", ir.var(CHUNK), ir.num(count)), step = { s = "assign", lhs = ir.var(CHUNK), op = "++" },
+      body = merge(acc, types, function(n) return filed_at(n, ir.var(CHUNK)) end) }
+  end
+  merge_all[#merge_all + 1] = { s = "if", cond = ir.bin("==", ir.member("threadIdx", "x"), ir.num(0)), then_ = {
+    { s = "assign", lhs = ir.index(ir.var(DONE_G), ir.member("blockIdx", "x")), op = "=", rhs = ir.num(0) } } }
+  local stmts = {
+    { s = "if", cond = ir.bin("==", ir.member("threadIdx", "x"), ir.num(0)), then_ = file },
+    { s = "expr", e = ir.call("__syncthreads", {}) },
+    { s = "if", cond = { k = "un", op = "!", a = ir.var(LAST) }, then_ = { { s = "return" } } },
+  }
+  for _, st in ipairs(merge_all) do stmts[#stmts + 1] = st end
+  return { { s = "if", cond = { k = "un", op = "!", a = ir.var(ALONE) }, then_ = stmts } }, globals
 end
 
 -- split_reduce(y=R): the outputs stay on threadIdx.x, their accesses as
@@ -282,6 +338,11 @@ function M.apply(k, p)
   local width = mode == "warp" and (p.lanes or 32) or nt
   if mode == "warp" and not GROUP[width] then return nil, "lanes is 2, 4, 8, 16 or 32 lanes an output" end
   if mode ~= "warp" and p.lanes then return nil, "lanes=L groups the lanes of a warp: split_reduce(warp, lanes=L)" end
+  local count = p.blocks
+  if count ~= nil then
+    if mode ~= "block" then return nil, "blocks=K gives an output K blocks: split_reduce(block=B, blocks=K)" end
+    if math.type(count) ~= "integer" or count < 2 or count > 1024 then return nil, "blocks is 2 to 1024 blocks an output" end
+  end
   -- several outputs a warp: a lane past the bounds may not leave before the
   -- shuffles its group's neighbours wait on
   local grouped = width < 32
@@ -289,8 +350,18 @@ function M.apply(k, p)
   local x = ir.axis_on(out, "x")
   if not x or not x.block then return nil, "no output axis on threadIdx.x" end
   if not x.extent_ann then return nil, "the guard gives no bound for " .. x.name end
-  local a, why = lanes_apart(out, { LANE, OFF, WARP, LIVE, "w_" })
+  local a, why = lanes_apart(out, count and { LANE, OFF, WARP, LIVE, "w_", SHARE, STRIDE, ALONE, LAST, CHUNK }
+    or { LANE, OFF, WARP, LIVE, "w_" })
   if not a then return nil, why end
+  if count then
+    local text = (out.prefix or "") .. (out.suffix or "")
+    if text:find(PART_G, 1, true) or text:find(DONE_G, 1, true) then return nil, "the file already names kl_split_*" end
+    if #a.loops.list ~= 1 then return nil, "blocks=K splits the kernel's one loop, a reduction, and it has " .. #a.loops.list end
+  end
+  local globals = {}
+  -- a share of the loop starts at lane_ (share_ across K blocks) and steps by the threads on it
+  local share, step = LANE, width
+  if count then share, step = SHARE, STRIDE end
   local types, reduces, maps, reasons = {}, 0, 0, {}
   local body = {}
   local shared_decls = {}
@@ -314,14 +385,14 @@ function M.apply(k, p)
     if s.s == "for" then
       local loop = a.loops[s]
       if loop.kind == "seq" then return nil, "the loop over " .. loop.var .. " is sequential (" .. loop.why .. "): it cannot be split" end
-      local lane_loop = lane_share(s, loop.var, LANE, width)
+      local lane_loop = lane_share(s, loop.var, share, step)
       if dead_stays then lane_loop = { s = "if", cond = ir.var(LIVE), then_ = { lane_loop } } end
       if loop.kind == "reduce" then
         reduces = reduces + 1
         local ops = {}
         for _, acc in ipairs(travelling(loop.accs)) do
           if acc.op == "+" then
-            body[#body + 1] = { s = "if", cond = ir.bin("!=", ir.var(LANE), ir.num(0)), then_ = { assign(acc.name, "=", ir.num(0)) } }
+            body[#body + 1] = { s = "if", cond = ir.bin("!=", ir.var(share), ir.num(0)), then_ = { assign(acc.name, "=", ir.num(0)) } }
           end
           ops[#ops + 1] = acc.name .. " by " .. acc.op
         end
@@ -339,6 +410,11 @@ function M.apply(k, p)
             end
             for _, st in ipairs(block_combine(acc, types, warps, shared)) do body[#body + 1] = st end
           end
+        end
+        if count then
+          local stmts, g = across_blocks(travelling(loop.accs), types, count, reduces)
+          for _, st in ipairs(stmts) do body[#body + 1] = st end
+          for _, t in ipairs(g) do globals[#globals + 1] = t end
         end
         reasons[#reasons + 1] = "the loop over " .. loop.var .. " reduces " .. table.concat(ops, ", ")
         if grouped and i == last_reduce then
@@ -380,6 +456,22 @@ function M.apply(k, p)
     out.pre = { { s = "let", type = "const int", name = LANE, init = ir.member("threadIdx", "x") },
       { s = "let", type = "const int", name = WARP, init = ir.bin("/", ir.member("threadIdx", "x"), ir.num(32)) } }
     for _, d in ipairs(shared_decls) do out.pre[#out.pre + 1] = d end
+    if count then
+      -- outputs past the slots: block 0 of the K takes the whole loop
+      local slots = M.SLOTS // count
+      local pre = out.pre
+      pre[#pre + 1] = { s = "raw", text = "__shared__ bool " .. LAST .. ";", writes = {} }
+      pre[#pre + 1] = { s = "let", type = "const bool", name = ALONE, init = ir.bin(">=", ir.member("blockIdx", "x"), { k = "cast", type = "unsigned int", a = ir.num(slots) }) }
+      pre[#pre + 1] = { s = "if", cond = ir.bin("&&", ir.var(ALONE), ir.bin("!=", ir.member("blockIdx", "y"), ir.num(0))),
+        then_ = { { s = "return" } } }
+      pre[#pre + 1] = { s = "let", type = "const int", name = SHARE, init = { k = "tern", c = ir.var(ALONE), a = ir.var(LANE),
+        b = ir.bin("+", ir.bin("*", { k = "cast", type = "int", a = ir.member("blockIdx", "y") }, ir.num(nt)), ir.var(LANE)) } }
+      pre[#pre + 1] = { s = "let", type = "const int", name = STRIDE, init = { k = "tern", c = ir.var(ALONE), a = ir.num(nt),
+        b = ir.num(nt * count) } }
+      out.globals = { table.unpack(out.globals or {}) }
+      for _, t in ipairs(globals) do out.globals[#out.globals + 1] = t end
+      out.globals[#out.globals + 1] = "__device__ unsigned int " .. DONE_G .. "[" .. slots .. "];"
+    end
   end
   -- the other axes: one point per block, so a warp (a block) is one output
   for _, o in ipairs(out.axes) do
@@ -390,9 +482,19 @@ function M.apply(k, p)
   out.schedule.split = mode
   local ok, why = geometry.relaunch(out)
   if not ok then return nil, why end
+  if count then
+    local g = out.launch.grid
+    if (g[2] and g[2] ~= "1") or (g[3] and g[3] ~= "1") then
+      return nil, "blocks=K takes blockIdx.y, and the grid already spans y or z"
+    end
+    g[2] = tostring(count)
+    out.schedule.blocks = count
+  end
   out.applied[#out.applied + 1] = "split_reduce"
   local ties, rounding = order_words(a, types)
-  local who = mode == "block" and ("of " .. nt .. " threads") or
+  local who = mode == "block" and ("of " .. nt .. " threads" .. (count and string.format(
+    " (%d blocks an output along blockIdx.y: each block's partial goes to a slot, and the last of the %d to count itself in after a fence merges the slots in block order and resets the count; past %d outputs one block takes an output alone)",
+    count, count, M.SLOTS // count) or "")) or
     (grouped and string.format("lane of a group of %d (%d outputs a warp)", width, 32 // width) or "lane of a warp")
   local dead = grouped and "a lane past the bounds reads nothing, joins its group's shuffles and leaves after the last; " or ""
   return out, string.format("legal: %s; each %s takes a strided share and the partials meet by a shuffle butterfly%s%s%s; %s%s",
@@ -401,7 +503,8 @@ function M.apply(k, p)
 end
 
 function M.candidates(k)
-  return { { "warp" }, { "warp", wpb = 4 }, { "warp", lanes = 4 }, { "warp", lanes = 8 }, { block = 256 }, { y = 4 }, { y = 8 } }
+  return { { "warp" }, { "warp", wpb = 4 }, { "warp", lanes = 4 }, { "warp", lanes = 8 }, { block = 256 }, { y = 4 }, { y = 8 },
+    { block = 256, blocks = 16 } }
 end
 
 return M
