@@ -16,7 +16,7 @@ local by_name = {}
 for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
 for _, t in ipairs(support.extra()) do by_name[t.name] = t end
 -- user-style kernels for stage's tile exchange, each checked against itself
-for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "few_rows" }) do
+for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "causal_rows", "few_rows" }) do
   local dir = support.root .. "/tests/fixtures/workloads/" .. name
   by_name[name] = { name = name, dir = dir, kernel = dir .. "/v0.cu",
     text = assert(require("klineage.base.files").read_text(dir .. "/v0.cu")) }
@@ -111,6 +111,11 @@ local LEGAL = {
   { "conv1d", "unflatten(block=256x1) stage()", "sum += w[k + R] * sx_1[threadIdx.x + (k - t0_)];",
     "a window of x sliding along t: 256 + 31 elements", "sample" },
   { "window_rows", "stage(tile=8)", "__shared__ float sx_1[8][32 + 7];", "sliding along t", "sample" },
+  -- a causal filter's x[t - k]: the window slides back, each element
+  -- loaded at the smallest live thread that reads it
+  { "causal_rows", "stage(tile=8)", "s += w[k] * sx_1[threadIdx.y][threadIdx.x - (k - t0_) + 7];",
+    "a window of x sliding back along t: 32 + 7 elements a tile for 32 x 8 reads; each loaded where a live thread reads it, under its conditions, which see t and k only as their difference",
+    "sample" },
   -- a walk back to each segment's start as a segmented block scan; one
   -- chunk a block of 64 walks back for the open segment in every block
   { "segmented_scan", "segscan()", "f_ = i == 0 || head[i] ? 1 : 0;", "a sum over its segment", "sample" },
@@ -262,6 +267,34 @@ extern "C" __global__ void gather_transpose(int m, int n, const int *perm, const
 
 -- a window's read under conditions that see t and k apart: the elements
 -- a thread skips are not a function of t + k
+-- a read two samples apart an iteration: no window of B + T - 1
+local WINDOW_STRIDE2 = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void every_other(int n, int R, const float *x, float *y) {
+  int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n) return;
+  float s = 0.0f;
+  for (int k = 0; k < R; ++k) {
+    if (t - 2 * k >= 0) s += x[t - 2 * k];
+  }
+  y[t] = s;
+}
+]==]
+
+-- a backward window under a condition that sees t and k apart
+local WINDOW_BACK_APART = [==[
+// @kl launch grid(cdiv(n, 256)) block(256)
+extern "C" __global__ void back_apart(int n, int R, const float *x, float *y) {
+  int t = blockIdx.x * 256 + threadIdx.x;
+  if (t >= n) return;
+  float s = 0.0f;
+  for (int k = 0; k < R; ++k) {
+    if (t - k >= 0 && t + k < n) s += x[t - k];
+  }
+  y[t] = s;
+}
+]==]
+
 local WINDOW_SKIP_CENTER = [==[
 // @kl launch grid(cdiv(n, 256)) block(256)
 extern "C" __global__ void off_center(int n, int R, const float *x, float *y) {
@@ -464,6 +497,8 @@ extern "C" __global__ void shift_rows(int n, int m, int top_, const float *a, fl
   { walk_kernel("float sum = 0.0f;", "for (int j = i;; --j) { sum += x[j]; if (j == 0 || head[j]) break; }"):gsub("y%[i%] = sum;", "if (sum > 0) return; y[i] = sum;"),
     "segscan()", "the code after the walk returns" },
   { WINDOW_SKIP_CENTER, "stage()", "its condition k != 1 && t + k < n does not read t and k only as t + k" },
+  { WINDOW_STRIDE2, "stage()", "its index does not read t and k only as t + k or t - k" },
+  { WINDOW_BACK_APART, "stage()", "its condition t - k >= 0 && t + k < n does not read t and k only as t - k" },
   { TERNARY_READ, "stage()", "A[m * K + k] is read under a condition" },
   { WINDOW_GUARD, "stage()", "the guard says more than the axes' extents" },
   { WINDOW_MASK, "stage(x)", "its condition mask[t + k] reads memory or calls a function" },

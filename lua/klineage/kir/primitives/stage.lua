@@ -6,8 +6,8 @@
 -- threads in the block: those threads read the same elements (the reuse
 -- analysis), so the block loads each once. Covers the tiles of matrix
 -- products and the broadcast operands of matrix-vector and all-pairs.
--- An operand read at a threaded axis plus the loop's variable (a
--- convolution's x[t + k]) is staged as a sliding window instead
+-- An operand read at a threaded axis plus or minus the loop's variable (a
+-- convolution's x[t + k], a causal filter's x[t - k]) is staged as a sliding window instead
 -- (stage_window.lua): B + T - 1 elements a tile for B x T reads.
 --
 -- Barriers need every thread of the block: a thread past the guard keeps
@@ -112,19 +112,32 @@ local function window_read(pk, values, by, inside, cx)
       if x.k == "member" and x.obj.k == "var" and x.obj.name == "threadIdx" then return local_ end
     end)
   end
-  local last = ir.bin("-", ir.copy(ax.block), ir.num(1))
-  values[#values + 1] = { s = "let", type = "int", name = WA,
-    init = { k = "tern", c = ir.bin("<", ir.var(WE), ir.copy(last)), a = ir.var(WE), b = ir.copy(last) } }
-  if ax.extent then
-    values[#values + 1] = { s = "if", cond = ir.bin(">=", at(ir.var(WA)), ir.copy(ax.extent)), then_ = {
-      { s = "assign", lhs = ir.var(WA), op = "=",
-        rhs = { k = "cast", type = "int", a = ir.bin("-", ir.bin("-", ir.copy(ax.extent), ir.num(1)), at(ir.num(0))) } } } }
+  if w.sign == -1 then
+    -- a - v: element we_ is read by the threads wa_ = we_ - (T - 1) + vl
+    -- at iterations v0 + vl; the smallest such thread has the smallest
+    -- iteration too, so it is live and inside the loop if any is
+    local back = ir.num(cx.tile - 1)
+    values[#values + 1] = { s = "let", type = "const int", name = WA,
+      init = { k = "tern", c = ir.bin(">", ir.var(WE), ir.copy(back)), a = ir.bin("-", ir.var(WE), ir.copy(back)), b = ir.num(0) } }
+    values[#values + 1] = { s = "let", type = "const " .. (pk.loop_type or "int"), name = WV,
+      init = ir.bin("+", ir.var(V0), ir.bin("+", ir.bin("-", ir.var(WA), ir.var(WE)), ir.copy(back))) }
+    if ax.extent then inside = ir.bin("&&", ir.bin("<", at(ir.var(WA)), ir.copy(ax.extent)), inside) end
+  else
+    -- a + v: the live thread furthest along a, at the earliest iteration
+    local last = ir.bin("-", ir.copy(ax.block), ir.num(1))
+    values[#values + 1] = { s = "let", type = "int", name = WA,
+      init = { k = "tern", c = ir.bin("<", ir.var(WE), ir.copy(last)), a = ir.var(WE), b = ir.copy(last) } }
+    if ax.extent then
+      values[#values + 1] = { s = "if", cond = ir.bin(">=", at(ir.var(WA)), ir.copy(ax.extent)), then_ = {
+        { s = "assign", lhs = ir.var(WA), op = "=",
+          rhs = { k = "cast", type = "int", a = ir.bin("-", ir.bin("-", ir.copy(ax.extent), ir.num(1)), at(ir.num(0))) } } } }
+    end
+    values[#values + 1] = { s = "let", type = "const " .. (pk.loop_type or "int"), name = WV,
+      init = ir.bin("-", ir.bin("+", ir.var(V0), ir.var(WE)), ir.var(WA)) }
+    inside = ir.bin("&&", ir.bin("&&", ir.bin(">=", ir.var(WA), ir.num(0)),
+      ir.bin("<", ir.var(WV), ir.bin("+", ir.var(V0), ir.num(cx.tile)))), inside)
   end
-  values[#values + 1] = { s = "let", type = "const " .. (pk.loop_type or "int"), name = WV,
-    init = ir.bin("-", ir.bin("+", ir.var(V0), ir.var(WE)), ir.var(WA)) }
   by[w.name], by[cx.v] = at(ir.var(WA)), ir.var(WV)
-  inside = ir.bin("&&", ir.bin("&&", ir.bin(">=", ir.var(WA), ir.num(0)),
-    ir.bin("<", ir.var(WV), ir.bin("+", ir.var(V0), ir.num(cx.tile)))), inside)
   -- an axis without threads past its extent: the whole block is dead
   for name in pairs(ir.vars(pk.full)) do
     local other = ir.axis(cx.kernel, name)
@@ -372,7 +385,11 @@ function M.apply(k, p)
     end
     for _, d in ipairs(pk.deps) do own = ir.index(own, ir.member("threadIdx", d.ax.dim)) end
     local along = ir.bin("-", ir.var(v), ir.var(V0))
-    if width then along = ir.bin("+", ir.member("threadIdx", pk.window.axis.dim), along) end
+    if width and pk.window.sign == -1 then
+      along = ir.bin("+", ir.bin("-", ir.member("threadIdx", pk.window.axis.dim), along), ir.num(tile - 1))
+    elseif width then
+      along = ir.bin("+", ir.member("threadIdx", pk.window.axis.dim), along)
+    end
     repl[ir.text(pk.load)] = ir.index(own, along)
   end
 
@@ -437,10 +454,10 @@ function M.apply(k, p)
   for _, pk in ipairs(picks) do
     local w = pk.window
     if w then
-      names[#names + 1] = string.format("%s (a window of %s sliding along %s: %s + %d elements a tile for %s x %d reads%s)",
-        ir.text(pk.load), pk.array, w.name, ir.text(w.axis.block), tile - 1, ir.text(w.axis.block), tile,
-        #w.conds > 0 and "; each loaded where a live thread reads it, under its conditions, which see " .. w.name ..
-          " and " .. v .. " only as their sum" or "")
+      names[#names + 1] = string.format("%s (a window of %s sliding %salong %s: %s + %d elements a tile for %s x %d reads%s)",
+        ir.text(pk.load), pk.array, w.sign == -1 and "back " or "", w.name, ir.text(w.axis.block), tile - 1,
+        ir.text(w.axis.block), tile, #w.conds > 0 and "; each loaded where a live thread reads it, under its conditions, which see " ..
+          w.name .. " and " .. v .. " only as their " .. (w.sign == -1 and "difference" or "sum") or "")
     else
       local reuse = {}
       for n, ax in pairs(threaded) do

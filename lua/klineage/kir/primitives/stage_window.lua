@@ -1,18 +1,19 @@
 -- stage's window form, for a sliding window in a reduction loop: an
--- operand read at a + v, where a is a threaded axis and v the loop's
--- variable (a convolution's x[t + k], a moving sum's x[i - k]). No two
--- threads read the same element at the same iteration, so the tile form
--- finds no reuse, but across a tile of the loop the block's threads read
--- the window [a0 + v0, a0 + B - 1 + v0 + T - 1]: B + T - 1 elements for
--- B x T reads. stage.lua loads that window once a tile.
+-- operand read at a + v or a - v, where a is a threaded axis and v the
+-- loop's variable (a convolution's x[t + k], a causal filter's or a
+-- moving sum's x[i - k]). No two threads read the same element at the
+-- same iteration, so the tile form finds no reuse, but across a tile of
+-- the loop the block's threads read a window of B + T - 1 elements
+-- ([a0 + v0, a0 + B - 1 + v0 + T - 1] for a + v) for B x T reads.
+-- stage.lua loads that window once a tile.
 --
 -- A read under if-conditions (a zero-padded edge: `if (t + k >= 0 &&
 -- t + k < len)`) is staged when every condition, like the index, sees a
--- and v only through a + v: then any thread and iteration with the same
--- sum read the same element under the same verdict, and the load of the
--- window element can be decided at one representative of them, the
--- live thread furthest along a. Nothing is read that no live thread of
--- the block reads.
+-- and v only through a + v (a - v): then any thread and iteration with
+-- the same sum (difference) read the same element under the same
+-- verdict, and the load of the window element can be decided at one
+-- representative of them (stage.lua's window_read). Nothing is read that
+-- no live thread of the block reads.
 local ir = require "klineage.kir.ir"
 local poly = require "klineage.kir.poly"
 
@@ -26,11 +27,13 @@ local function mentions(e, a, v)
   return vars[a] or vars[v]
 end
 
--- Whether e reads a and v only through their sum: any (a, v) with the
--- same a + v gives it the same value. Sums and products go through the
+-- Whether e reads a and v only through their sum (sign 1, the default)
+-- or their difference a - v (sign -1): any (a, v) with the same a + v
+-- (a - v) gives it the same value. Sums and products go through the
 -- integer polynomials; a narrowing cast of a or v alone, a load or a
 -- call of them does not pass.
-function M.through_sum(e, a, v)
+function M.through_sum(e, a, v, sign)
+  sign = sign or 1
   if not mentions(e, a, v) then return true end
   local narrowing = false
   ir.visit(e, function(x)
@@ -44,13 +47,13 @@ function M.through_sum(e, a, v)
       if not cv then return false end
       local ka, na = poly.monomial(ca)
       local kv, nv = poly.monomial(cv)
-      return ka == "" and kv == "" and na == nv
+      return ka == "" and kv == "" and nv == sign * na
     end
   end
   if e.k == "index" or e.k == "call" or e.k == "var" then return false end
-  if e.k == "cast" then return M.through_sum(e.a, a, v) end
+  if e.k == "cast" then return M.through_sum(e.a, a, v, sign) end
   for _, key in ipairs({ "a", "b", "c" }) do
-    if e[key] and not M.through_sum(e[key], a, v) then return false end
+    if e[key] and not M.through_sum(e[key], a, v, sign) then return false end
   end
   return true
 end
@@ -89,7 +92,7 @@ end
 --   cx = { kernel, v (the loop's variable), known(name) -> true for a name
 --     any thread of the block may evaluate (a parameter, a uniform let, an
 --     axis without threads), inline(expr) -> the expr with the lets inlined }
--- -> { axis, name, others (the other deps), conds (inlined) }
+-- -> { axis, name, sign (1: a + v, -1: a - v), others (the other deps), conds (inlined) }
 function M.find(full, read, deps, cx)
   local v = cx.v
   if read.opaque then return nil, "it is read under " .. read.opaque end
@@ -103,10 +106,22 @@ function M.find(full, read, deps, cx)
       ax = d
     end
   end
-  if not ax then return nil, "its index is not a threaded axis plus " .. v end
+  if not ax then return nil, "its index is not a threaded axis plus or minus " .. v end
   local a = ax.name
   if not off then return nil, "its pointer is cast" end
-  if not M.through_sum(off, a, v) then return nil, "its index does not read " .. a .. " and " .. v .. " only as " .. a .. " + " .. v end
+  -- the sign of v beside a in the index: a + v slides forward, a - v back
+  local sign
+  local ca, rest = poly.split(p, a)
+  local cv = ca and poly.split(rest, v)
+  if cv then
+    local _, na = poly.monomial(ca)
+    local _, nv = poly.monomial(cv)
+    if na and nv and nv == na then sign = 1 elseif na and nv and nv == -na then sign = -1 end
+  end
+  if not sign or not M.through_sum(off, a, v, sign) then
+    return nil, "its index does not read " .. a .. " and " .. v .. " only as " .. a .. " + " .. v .. " or " .. a .. " - " .. v
+  end
+  local as = a .. (sign == 1 and " + " or " - ") .. v
   if not guard_is_extents(cx.kernel) then return nil, "the guard says more than the axes' extents" end
   local conds, others = {}, {}
   for _, c in ipairs(read.conds or {}) do
@@ -119,13 +134,13 @@ function M.find(full, read, deps, cx)
       end
     end)
     if bad then return nil, bad end
-    if not M.through_sum(e, a, v) then
-      return nil, "its condition " .. ir.text(c) .. " does not read " .. a .. " and " .. v .. " only as " .. a .. " + " .. v
+    if not M.through_sum(e, a, v, sign) then
+      return nil, "its condition " .. ir.text(c) .. " does not read " .. a .. " and " .. v .. " only as " .. as
     end
     conds[#conds + 1] = e
   end
   for _, d in ipairs(deps) do if d ~= ax then others[#others + 1] = d end end
-  return { axis = ax.ax, name = a, others = others, conds = conds }
+  return { axis = ax.ax, name = a, sign = sign, others = others, conds = conds }
 end
 
 return M
