@@ -152,18 +152,46 @@ end
 -- persist: blocks that take the unfolded grid's blocks in turn, each turn
 -- its own outputs, so a thread's outputs grow with the loop. A fixed grid
 -- whose threads only read more (a sum over the grid, fewer partials) is a
--- reduction split over several blocks, which kir does not build.
+-- reduction split over several blocks: split_reduce(block=B, blocks=K)
+-- (kir merges the blocks' partials in the last block to finish, where an
+-- expert may use a second launch: the same split, another merge).
 local function outputs_grow(d, gone)
   local a, b = d.old.features["outputs.per_thread"], d.new.features["outputs.per_thread"]
   if gone then a, b = b, a end
   return a ~= nil and b ~= nil and tostring(a) ~= tostring(b) and tostring(b):find("n", 1, true) ~= nil
 end
 
+local function across_blocks(d, c, gone, what)
+  -- a sum over the grid: each thread reads more with the problem (fewer
+  -- partials), and the partials meet in each block first (a shared tree,
+  -- shuffles); a grid loop that only hands out work is something else
+  local levels = set_of((gone and d.old or d.new).features.split)
+  local a, b = d.old.features["inputs.per_thread"], d.new.features["inputs.per_thread"]
+  if gone then a, b = b, a end
+  local reads_more = a ~= nil and b ~= nil and tostring(a) ~= tostring(b) and tostring(b):find("n", 1, true) ~= nil
+  if not reads_more or not (levels.block or levels.warp) then
+    return d:refuse(c, (what or "threads loop over the whole grid") .. ", " .. (reads_more and
+      "their partials never meeting in a block" or "a thread's reads not growing with the problem") ..
+      ": neither persist nor a reduction split over several blocks")
+  end
+  for _, x in ipairs(d.primitives) do
+    if x.name == "split_reduce" and x.removed == (gone or false) then
+      x.params.blocks = "K"
+      x.text = (gone and "-" or "") .. params_text("split_reduce", x.params)
+      x.because[#x.because + 1] = c.feature
+      return x.text
+    end
+  end
+  local block = threads_of((gone and d.old or d.new).features.block)
+  return d:use("split_reduce", { block = block ~= 1 and block or nil, blocks = "K" }, c.feature, gone)
+end
+
 local function persistent(d, c, what)
   local gone = c.after == nil
   -- (use finds the delta's persist when another change named it already)
   if outputs_grow(d, gone) then return d:account(c, d:use("persist", { dim = "x" }, c.feature, gone)) end
-  d:refuse(c, what .. ", its threads' outputs as many as before: a reduction split over several blocks, no primitive")
+  local by = across_blocks(d, c, gone, what)
+  if by then d:account(c, by) end
 end
 
 -- Feature rules, in three passes: primitives the changes name directly,
@@ -232,7 +260,10 @@ local DRIVERS = {
     for _, lvl in ipairs(add) do
       if lvl == "grid" then
         if outputs_grow(d) then prim = d:use("persist", { dim = "x" }, c.feature)
-        else why[#why + 1] = "threads loop over the whole grid (persistent): no primitive" end
+        else
+          prim = across_blocks(d, c)
+          if not prim then return end
+        end
       elseif lvl == "block" or (lvl == "warp" and has.block) then
         prim = d:use("split_reduce", { block = threads_of(d.new.features.block) }, c.feature)
       elseif lvl == "warp" then
@@ -243,7 +274,10 @@ local DRIVERS = {
     for _, lvl in ipairs(rem) do
       if lvl == "grid" then
         if outputs_grow(d, true) then prim = d:use("persist", { dim = "x" }, c.feature, true)
-        else why[#why + 1] = "the loop over the whole grid is gone: no primitive" end
+        else
+          prim = across_blocks(d, c, true)
+          if not prim then return end
+        end
       elseif not prim then prim = d:use("split_reduce", {}, c.feature, true) end
     end
     if #why > 0 then return d:refuse(c, table.concat(why, "; ")) end
