@@ -16,7 +16,7 @@ local by_name = {}
 for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
 for _, t in ipairs(support.extra()) do by_name[t.name] = t end
 -- user-style kernels for stage's tile exchange, each checked against itself
-for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "causal_rows", "few_rows" }) do
+for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "causal_rows", "filter2d", "few_rows" }) do
   local dir = support.root .. "/tests/fixtures/workloads/" .. name
   by_name[name] = { name = name, dir = dir, kernel = dir .. "/v0.cu",
     text = assert(require("klineage.base.files").read_text(dir .. "/v0.cu")) }
@@ -111,6 +111,11 @@ local LEGAL = {
   { "conv1d", "unflatten(block=256x1) stage()", "sum += w[k + R] * sx_1[threadIdx.x + (k - t0_)];",
     "a window of x sliding along t: 256 + 31 elements", "sample" },
   { "window_rows", "stage(tile=8)", "__shared__ float sx_1[8][32 + 7];", "sliding along t", "sample" },
+  -- a 2-D filter's nest: the inner loop tiled, the outer one run by every
+  -- thread alike; a window a row of threads, its condition reading the row
+  { "filter2d", "stage(tile=8)", "for (int i = -R; i <= R; i++) {\n    for (int t0_ = -R; t0_ < R + 1; t0_ += 8) {",
+    "the loop over j (nested in the loop over i, which every thread of the block runs alike) runs in tiles of 8", "sample" },
+  { "filter2d", "map(x=x,y=y,block=64x4) stage(tile=4)", "__shared__ float sin_1[4][64 + 3];", "a window of in sliding along x" },
   -- a causal filter's x[t - k]: the window slides back, each element
   -- loaded at the smallest live thread that reads it
   { "causal_rows", "stage(tile=8)", "s += w[k] * sx_1[threadIdx.y][threadIdx.x - (k - t0_) + 7];",
@@ -267,6 +272,28 @@ extern "C" __global__ void gather_transpose(int m, int n, const int *perm, const
 
 -- a window's read under conditions that see t and k apart: the elements
 -- a thread skips are not a function of t + k
+-- nests stage may not tile inside: an outer bound a thread decides, a
+-- statement between the loops, a condition on a thread axis the index
+-- does not read (which thread of the window's row would decide it?)
+local function nest_kernel(outer, between, cond)
+  return string.format([==[
+// @kl launch grid(cdiv(W, 32), cdiv(H, 8)) block(32, 8)
+extern "C" __global__ void nest(int H, int W, int R, const float *in, float *out) {
+  int x = blockIdx.x * 32 + threadIdx.x;
+  int y = blockIdx.y * 8 + threadIdx.y;
+  if (x >= W || y >= H) return;
+  float s = 0.0f;
+  for (int i = 0; i < %s; ++i) {
+    %s
+    for (int j = 0; j < R; ++j) {
+      if (%s) s += in[(long)i * W + x + j];
+    }
+  }
+  out[y * W + x] = s;
+}
+]==], outer, between, cond)
+end
+
 -- a read two samples apart an iteration: no window of B + T - 1
 local WINDOW_STRIDE2 = [==[
 // @kl launch grid(cdiv(n, 256)) block(256)
@@ -498,6 +525,10 @@ extern "C" __global__ void shift_rows(int n, int m, int top_, const float *a, fl
     "segscan()", "the code after the walk returns" },
   { WINDOW_SKIP_CENTER, "stage()", "its condition k != 1 && t + k < n does not read t and k only as t + k" },
   { WINDOW_STRIDE2, "stage()", "its index does not read t and k only as t + k or t - k" },
+  { nest_kernel("y", "", "x + j < W"), "stage()", "the bounds of the loop over i depend on y" },
+  { nest_kernel("R", "s *= 0.5f;", "x + j < W"), "stage()", "nothing to stage; nor a tile exchange: a loop in the per-point code" },
+  { nest_kernel("R", "", "x + j < W && y > 2"), "stage()", "its condition x + j < W && y > 2 reads y, which only its own thread knows" },
+  { nest_kernel("R", "", "x + j < W"), "stage(buffers=2)", "buffers=2 stages a top-level loop, not one in a nest" },
   { WINDOW_BACK_APART, "stage()", "its condition t - k >= 0 && t + k < n does not read t and k only as t - k" },
   { TERNARY_READ, "stage()", "A[m * K + k] is read under a condition" },
   { WINDOW_GUARD, "stage()", "the guard says more than the axes' extents" },

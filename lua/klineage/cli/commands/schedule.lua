@@ -21,7 +21,8 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   register_tile(TM, TN)                     a TM x TN patch a thread, one pass of the loop
   stage([ARRAY...], tile=T [, block=TxR] [, buffers=2])
                                             operands reused across a block into shared memory (buffers=2:
-                                            double buffered); loop-free: a stencil's halo, or a
+                                            double buffered); in a perfect nest, the inner loop;
+                                            loop-free: a stencil's halo, or a
                                             transpose's tile exchange
   split_reduce(warp [, wpb=W] [, lanes=L]) | split_reduce(block=B)
                                             a warp, a group of L lanes (2 to 16) or a block

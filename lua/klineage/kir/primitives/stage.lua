@@ -14,6 +14,12 @@
 -- going with `live_` false (its own loads skipped), helps load the tiles,
 -- and returns after the loop.
 --
+-- Where nothing in the first top-level reduction loop can be staged and it
+-- is a perfect nest (lets and one reduction loop a level, bounds the
+-- whole block shares), the innermost loop is tiled instead, inside the
+-- outer loops every thread runs alike: a 2-D filter's taps slide along x
+-- for each of its rows.
+--
 -- A kernel without a reduction loop takes one of the loop-free forms:
 -- stage_halo.lua (a stencil's neighbours in a halo tile), else
 -- stage_exchange.lua (a transposed operand through a shared square; a
@@ -149,7 +155,24 @@ local function window_read(pk, values, by, inside, cx)
   return inside
 end
 
+local apply_at
+local NO_NEST = "no reduction loop nested alone in it"
+
+-- The first top-level reduction loop; where none of its loads can be
+-- staged and it is a perfect nest (lets and one reduction loop a level,
+-- bounds every thread of the block shares), the innermost loop of the
+-- nest: a 2-D filter's row i fixed, its taps j slide.
 function M.apply(k, p)
+  local nk, why = apply_at(k, p, false)
+  if nk or not tostring(why):match("^nothing to stage") then return nk, why end
+  local nk2, why2 = apply_at(k, p, true)
+  if nk2 then return nk2, why2 end
+  if why2 == NO_NEST then return nil, why end
+  return nil, why .. "; nor in the nested loop: " .. why2
+end
+
+
+apply_at = function(k, p, nested)
   if k.schedule.points or k.schedule.split or k.schedule.staged or k.schedule.vector then
     return nil, "stage goes first (before split_reduce and coarsen) and once"
   end
@@ -181,6 +204,7 @@ function M.apply(k, p)
   -- else the exchange form (a transposed operand through a shared square);
   -- a block shape is the exchange's alone
   if not loop then
+    if nested then return nil, NO_NEST end
     if p.buffers then return nil, "buffers= stages a reduction loop's tiles, and this kernel has no reduction loop" end
     local exchange = require "klineage.kir.primitives.stage_exchange"
     if p.block then return exchange.apply(k, p, out) end
@@ -189,6 +213,24 @@ function M.apply(k, p)
     local ek, ewhy = exchange.apply(k, p, ir.clone(k))
     if ek then return ek, ewhy end
     return nil, why .. "; nor a tile exchange: " .. ewhy
+  end
+  -- the nest around the loop to tile, outermost first
+  local outers, outer_vars = {}, {}
+  if nested then
+    while true do
+      local inner, ok = nil, true
+      for _, st in ipairs(loop.stmt.body) do
+        if st.s == "for" then
+          if inner then ok = false else inner = st end
+        elseif st.s ~= "let" then ok = false end
+      end
+      if not ok or not inner or a.loops[inner].kind ~= "reduce" then break end
+      outers[#outers + 1], outer_vars[loop.var] = loop, true
+      loop = a.loops[inner]
+    end
+    if #outers == 0 then return nil, NO_NEST end
+    if buffers == 2 then return nil, "buffers=2 stages a top-level loop, not one in a nest" end
+    if next(tile_points) then return nil, "a register tile's points and a nest: stage tiles a top-level loop there" end
   end
   if loop.step ~= 1 then return nil, "the loop over " .. loop.var .. " does not step by 1" end
   local threaded = {}
@@ -205,10 +247,13 @@ function M.apply(k, p)
   end
   local n_threaded = 0
   for _ in pairs(threaded) do n_threaded = n_threaded + 1 end
-  for _, bound in ipairs({ loop.lo, loop.hi }) do
-    for name in pairs(ir.vars(M.inline_all(bound, cx))) do
-      if threaded[name] or cx.defs[name] or tile_points[name] then
-        return nil, "the loop's bounds depend on " .. name .. ": threads of a block would disagree on the trip count"
+  for _, l in ipairs(join(outers, { loop })) do
+    for _, bound in ipairs({ l.lo, l.hi }) do
+      for name in pairs(ir.vars(M.inline_all(bound, cx))) do
+        if threaded[name] or cx.defs[name] or tile_points[name] then
+          return nil, "the bounds of the loop over " .. l.var .. " depend on " .. name ..
+            ": threads of a block would disagree on the trip count"
+        end
       end
     end
   end
@@ -226,7 +271,7 @@ function M.apply(k, p)
   for _, name in ipairs(p) do want[name] = true end
   local picks, seen, skipped = {}, {}, {}
   local wcx = { kernel = out, v = loop.var, inline = function(e) return M.inline_all(e, cx) end,
-    known = function(name) return params[name] or uniform[name] or (ir.axis(out, name) and not threaded[name]) end }
+    known = function(name) return params[name] or uniform[name] or outer_vars[name] or (ir.axis(out, name) and not threaded[name]) end }
   for _, l in ipairs(loads_in(loop.stmt.body, {}, {}, nil)) do
     local full = M.inline_all(l.expr, cx)
     local base = full.base
@@ -244,7 +289,7 @@ function M.apply(k, p)
           if on[ax.dim] then why = "reads two points of the register tile along " .. ax.dim end
           on[ax.dim] = true
           deps[#deps + 1] = { ax = ax, name = name, step = tp and tp.step or 0 }
-        elseif name ~= loop.var and not params[name] and not uniform[name] and not ir.axis(out, name) then
+        elseif name ~= loop.var and not params[name] and not uniform[name] and not outer_vars[name] and not ir.axis(out, name) then
           why = "reads " .. name .. ", which only its own thread knows"
         end
       end
@@ -422,19 +467,32 @@ function M.apply(k, p)
     tiles.body[#tiles.body + 1] = sync()
   end
 
+  -- a declaration every thread runs: only a value that reads memory waits for live_
+  local function for_all(st)
+    local c = ir.copy_stmts({ st })[1]
+    local loads = false
+    if c.init then ir.visit(c.init, function(x) if x.k == "index" or x.k == "call" then loads = true end end) end
+    if loads then c.init = { k = "tern", c = ir.var(LIVE), a = c.init, b = zero_of(c.type) } end
+    return c
+  end
   local body = { { s = "let", type = "const bool", name = LIVE, init = ir.live(out.guard) } }
   for i = 1, at - 1 do
     local s = out.body[i]
     if s.s == "let" then
-      local c = ir.copy_stmts({ s })[1]
-      local loads = false
-      if c.init then ir.visit(c.init, function(x) if x.k == "index" or x.k == "call" then loads = true end end) end
-      -- only a value that reads memory waits for live_
-      if loads then c.init = { k = "tern", c = ir.var(LIVE), a = c.init, b = zero_of(c.type) } end
-      body[#body + 1] = c
+      body[#body + 1] = for_all(s)
     else
       body[#body + 1] = { s = "if", cond = ir.var(LIVE), then_ = { s } }
     end
+  end
+  -- a nest: every thread runs its outer loops (the barriers are inside),
+  -- their declarations as before the loop
+  for d = #outers, 1, -1 do
+    local o, inner = outers[d], (outers[d + 1] or loop).stmt
+    local c = ir.copy_stmts({ o.stmt })[1]
+    local nbody = {}
+    for _, st in ipairs(o.stmt.body) do nbody[#nbody + 1] = st == inner and tiles or for_all(st) end
+    c.body = nbody
+    tiles = c
   end
   if buffers == 2 then
     for _, st in ipairs(prologue) do body[#body + 1] = st end
@@ -471,8 +529,11 @@ function M.apply(k, p)
   end
   local how = buffers == 2 and "in two stages: the next tile's loads go to registers before the math and to the other stage after it, one barrier a tile"
     or "once per tile between barriers"
-  return out, string.format("legal: the loop over %s runs in tiles of %d with block-uniform bounds; the block loads %s %s; every thread reaches the barriers (past the guard it only helps load); the order of the sum is unchanged%s",
-    v, tile, table.concat(names, ", "), how, #skipped > 0 and "; not staged: " .. table.concat(skipped, "; ") or "")
+  local around = {}
+  for _, o in ipairs(outers) do around[#around + 1] = o.var end
+  return out, string.format("legal: the loop over %s%s runs in tiles of %d with block-uniform bounds; the block loads %s %s; every thread reaches the barriers (past the guard it only helps load); the order of the sum is unchanged%s",
+    v, #around > 0 and " (nested in the loop over " .. table.concat(around, ", then ") .. ", which every thread of the block runs alike)" or "",
+    tile, table.concat(names, ", "), how, #skipped > 0 and "; not staged: " .. table.concat(skipped, "; ") or "")
 end
 
 function M.inline_all(e, cx) return analysis.inline(e, cx) end

@@ -124,12 +124,16 @@ function M.find(full, read, deps, cx)
   local as = a .. (sign == 1 and " + " or " - ") .. v
   if not guard_is_extents(cx.kernel) then return nil, "the guard says more than the axes' extents" end
   local conds, others = {}, {}
+  -- the index's other threaded axes: a window a row of them, each loaded
+  -- with its row's own coordinate, so a condition may read them too
+  local row = {}
+  for _, d in ipairs(deps) do if d ~= ax then row[d.name] = true end end
   for _, c in ipairs(read.conds or {}) do
     local e = cx.inline(c)
     local bad
     ir.visit(e, function(x)
       if x.k == "index" or x.k == "call" then bad = "its condition " .. ir.text(c) .. " reads memory or calls a function" end
-      if x.k == "var" and x.name ~= a and x.name ~= v and not cx.known(x.name) then
+      if x.k == "var" and x.name ~= a and x.name ~= v and not row[x.name] and not cx.known(x.name) then
         bad = bad or "its condition " .. ir.text(c) .. " reads " .. x.name .. ", which only its own thread knows"
       end
     end)
