@@ -294,46 +294,26 @@ extern "C" __global__ void nest(int H, int W, int R, const float *in, float *out
 ]==], outer, between, cond)
 end
 
--- a read two samples apart an iteration: no window of B + T - 1
-local WINDOW_STRIDE2 = [==[
+-- a sliding sum under a condition, each window case its own: a read two
+-- samples apart an iteration (no window of B + T - 1), a backward window
+-- under a condition that sees t and k apart, a forward one skipping a tap
+local function window_kernel(cond, index)
+  return string.format([==[
 // @kl launch grid(cdiv(n, 256)) block(256)
-extern "C" __global__ void every_other(int n, int R, const float *x, float *y) {
+extern "C" __global__ void window(int n, int R, const float *x, float *y) {
   int t = blockIdx.x * 256 + threadIdx.x;
   if (t >= n) return;
   float s = 0.0f;
   for (int k = 0; k < R; ++k) {
-    if (t - 2 * k >= 0) s += x[t - 2 * k];
+    if (%s) s += x[%s];
   }
   y[t] = s;
 }
-]==]
-
--- a backward window under a condition that sees t and k apart
-local WINDOW_BACK_APART = [==[
-// @kl launch grid(cdiv(n, 256)) block(256)
-extern "C" __global__ void back_apart(int n, int R, const float *x, float *y) {
-  int t = blockIdx.x * 256 + threadIdx.x;
-  if (t >= n) return;
-  float s = 0.0f;
-  for (int k = 0; k < R; ++k) {
-    if (t - k >= 0 && t + k < n) s += x[t - k];
-  }
-  y[t] = s;
-}
-]==]
-
-local WINDOW_SKIP_CENTER = [==[
-// @kl launch grid(cdiv(n, 256)) block(256)
-extern "C" __global__ void off_center(int n, int R, const float *x, float *y) {
-  int t = blockIdx.x * 256 + threadIdx.x;
-  if (t >= n) return;
-  float s = 0.0f;
-  for (int k = 0; k < R; ++k) {
-    if (k != 1 && t + k < n) s += x[t + k];
-  }
-  y[t] = s;
-}
-]==]
+]==], cond, index)
+end
+local WINDOW_STRIDE2 = window_kernel("t - 2 * k >= 0", "t - 2 * k")
+local WINDOW_BACK_APART = window_kernel("t - k >= 0 && t + k < n", "t - k")
+local WINDOW_SKIP_CENTER = window_kernel("k != 1 && t + k < n", "t + k")
 
 -- a read in a ?: branch: it may not happen, so no form stages it
 local TERNARY_READ = [==[
