@@ -16,7 +16,7 @@ local by_name = {}
 for _, t in ipairs(support.tasks()) do by_name[t.name] = t end
 for _, t in ipairs(support.extra()) do by_name[t.name] = t end
 -- user-style kernels for stage's tile exchange, each checked against itself
-for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "causal_rows", "filter2d", "few_rows" }) do
+for _, name in ipairs({ "exchange_flat", "exchange_batched", "exchange_permute", "exchange_pair", "window_rows", "causal_rows", "filter2d", "few_rows", "dot", "bin_min" }) do
   local dir = support.root .. "/tests/fixtures/workloads/" .. name
   by_name[name] = { name = name, dir = dir, kernel = dir .. "/v0.cu",
     text = assert(require("klineage.base.files").read_text(dir .. "/v0.cu")) }
@@ -84,6 +84,12 @@ local LEGAL = {
   { "batched_matvec", "unflatten() split_reduce(warp)", "const long long tid = (long long)b * rows + i;", "reduces s by +" },
   { "scan_rows", "scan(block=128)", "__shfl_up_sync", "one block of 128 a row" },
   { "histogram", "privatize(items=8)", "__shared__ unsigned int priv_[256];", "integer updates commute exactly" },
+  -- one target every thread shares: a register a thread, one atomic a block
+  { "dot", "privatize(items=8)", "if (tid_ == 0) {\n    for (int w_ = 1; w_ < 8; w_++) acc_ += part_[w_];\n    atomicAdd(out, acc_);",
+    "every thread adds to out, one place", "sample" },
+  -- a min's shared copy starts at min's identity (bins starting at 5000
+  -- above every value: a copy that started at 0 merged nothing, tried)
+  { "bin_min", "privatize(items=8)", "priv_[e_] = 2147483647;", "atomicMin's identity 2147483647", "sample" },
   { "matmul_abt", "stage(tile=16)", "__shared__ float sB_2[TILE][17]", "shared by the threads along n" },
   -- a register tile's points staged per step: the rows one block apart
   { "matmul_abt", "register_tile(2,2) stage()", "int gn_1_ = blockIdx.x * (TILE * 2) + ln0__ + 1 * TILE;",
@@ -476,6 +482,13 @@ extern "C" __global__ void shift_rows(int n, int m, int top_, const float *a, fl
   { WEIGHTED_PREFIX, "scan()", "w[c - k] depends on the point's place c" },
   { "scatter_add", "privatize()", "the bin index index[i] reads int: no range the IR can prove" },
   { "gemv", "privatize()", "stores y[i] besides the atomic" },
+  { [==[
+// @kl launch grid(cdiv(n, 100)) block(100)
+extern "C" __global__ void odd_block(int n, const float *x, float *out) {
+  int i = blockIdx.x * 100 + threadIdx.x;
+  if (i < n) atomicAdd(out, x[i]);
+}
+]==], "privatize()", "a block of 100 threads: the one-target form sums whole warps" },
   { "segmented_scan", "privatize()", "stores y[i] besides the atomic" },
   { IN_PLACE, "split_reduce(warp)", "y is both read and written" },
   { IN_PLACE, "stage(y)", "written by the kernel too" },

@@ -33,7 +33,8 @@ geometry changed. Prints each primitive's reason on stderr. The primitives:
   unroll(F [, loop=VAR])                    F iterations a trip, remainder kept
   coarsen(F [, axis=AXIS])                  F outputs a thread, block-strided, tail guarded
   vectorize(2|4)                            float2/float4 accesses, scalar tail
-  privatize(items=F)                        a histogram's scatter into shared memory first
+  privatize(items=F)                        a histogram's scatter into shared memory first;
+                                            atomics on one target: a register, one a block
   scan(block=B)                             a per-output prefix sum as a block scan a row
   segscan(block=B, chunks=G)                a walk back to each segment's start as a
                                             segmented block scan, G chunks a block

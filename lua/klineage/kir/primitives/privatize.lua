@@ -3,15 +3,32 @@
 -- memory, then one atomic per nonzero entry into the real one. Each thread
 -- takes F items, block-strided, so that a block merges many of them. The
 -- array's size must be provable from the index: a byte (`unsigned char`
--- load: 256), `x % C` or `x & (2^k - 1)` with a constant.
+-- load: 256), `x % C` or `x & (2^k - 1)` with a constant, a constant.
+--
+-- An atomicAdd whose target every thread shares (`atomicAdd(sum, v)`, a
+-- dot product's or a count's) needs no copy: each thread adds its items
+-- in a register, the block's sums meet by shuffles and one shared slot a
+-- warp, and thread 0 makes the block's one atomic.
 local ir = require "klineage.kir.ir"
 local geometry = require "klineage.kir.geometry"
 
 local M = { name = "privatize" }
 
 local ATOMICS = { atomicAdd = "+", atomicMax = "max", atomicMin = "min" }
+-- What a bin of the shared copy starts at: the operation's identity for
+-- the element type, so that a bin no update reached is left out of the
+-- merge (a 0 start would lose a min above 0 or a max below it)
+local IDENTITY = {
+  atomicMax = { ["unsigned int"] = "0u", unsigned = "0u", int = "(-2147483647 - 1)", ["unsigned long long"] = "0ull",
+                ["unsigned long long int"] = "0ull", ["long long"] = "(-9223372036854775807ll - 1)" },
+  atomicMin = { ["unsigned int"] = "0xffffffffu", unsigned = "0xffffffffu", int = "2147483647",
+                ["unsigned long long"] = "0xffffffffffffffffull", ["unsigned long long int"] = "0xffffffffffffffffull",
+                ["long long"] = "9223372036854775807ll" },
+}
 local BYTE = { ["unsigned char"] = 256, uint8_t = 256, ["unsigned short"] = 65536, uint16_t = 65536 }
 local MAX_BINS = 12288 -- 48 KiB of 4-byte entries
+
+local shared_by_all
 
 -- The number of distinct values an index can take, or nil, why.
 local function index_range(k, e, params)
@@ -21,12 +38,29 @@ local function index_range(k, e, params)
     if n then return n end
     return nil, "the bin index " .. ir.text(e) .. " reads " .. params[e.base.name].base .. ": no range the IR can prove"
   end
+  if e.k == "num" then
+    local c = math.tointeger(tonumber(e.v))
+    if c and c >= 0 then return c + 1 end
+  end
   if e.k == "bin" and (e.op == "%" or e.op == "&") then
     local c = geometry.value(k, ir.text(ir.strip_casts(e.b)))
     if c and e.op == "%" and c > 0 then return c end
     if c and e.op == "&" and c >= 0 and (c + 1) & c == 0 then return c + 1 end
   end
   return nil, "the bin index " .. ir.text(e) .. " has no range the IR can prove (a byte, x % C, x & (2^k - 1))"
+end
+
+-- Whether every thread computes the same index: literals, the kernel's
+-- scalar parameters and the declarations before the per-thread code.
+shared_by_all = function(k, idx, params)
+  local uniform = {}
+  for _, st in ipairs(k.uniform or {}) do uniform[st.name] = true end
+  local ok = true
+  ir.visit(idx, function(x)
+    if x.k == "index" or x.k == "call" or x.k == "member" then ok = false end
+    if x.k == "var" and not uniform[x.name] and not (params[x.name] and (params[x.name].stars or 0) == 0) then ok = false end
+  end)
+  return ok
 end
 
 function M.apply(k, p)
@@ -60,12 +94,22 @@ function M.apply(k, p)
     array, idx = target.a.base.name, target.a.idx
   elseif target.k == "bin" and target.op == "+" and target.a.k == "var" then
     array, idx = target.a.name, target.b
+  elseif target.k == "var" then
+    array, idx = target.name, ir.num(0)
   end
   if not (array and params[array]) then return nil, "the atomic's target is not an element of a parameter" end
+  if site.e.fn == "atomicAdd" and shared_by_all(out, idx, params) then
+    return M.one_target(out, site, axis, nt, items, params[array].base)
+  end
   local bins, why = index_range(out, idx, params)
   if not bins then return nil, why end
   if bins > MAX_BINS then return nil, bins .. " bins do not fit in shared memory" end
   local elem = params[array].base
+  local start = "0"
+  if IDENTITY[site.e.fn] then
+    start = IDENTITY[site.e.fn][elem]
+    if not start then return nil, site.e.fn .. " on " .. elem .. ": no identity to start the shared copy at" end
+  end
   local priv, tid, e = "priv_", "tid_", "e_"
   site.e.args[1] = { k = "un", op = "&", a = ir.index(ir.var(priv), ir.copy(idx)) }
 
@@ -75,11 +119,11 @@ function M.apply(k, p)
   per_item[#per_item + 1] = { s = "if", cond = live, then_ = out.body }
   local clear = { s = "for", init = { s = "let", type = "int", name = e, init = ir.var(tid) }, cond = ir.bin("<", ir.var(e), ir.num(bins)),
     step = { s = "assign", lhs = ir.var(e), op = "+=", rhs = ir.num(nt) },
-    body = { { s = "assign", lhs = ir.index(ir.var(priv), ir.var(e)), op = "=", rhs = ir.num(0) } } }
+    body = { { s = "assign", lhs = ir.index(ir.var(priv), ir.var(e)), op = "=", rhs = ir.var(start) } } }
   local flush_call = ir.call(site.e.fn, { { k = "un", op = "&", a = ir.index(ir.var(array), ir.var(e)) }, ir.index(ir.var(priv), ir.var(e)) })
   local flush = { s = "for", init = { s = "let", type = "int", name = e, init = ir.var(tid) }, cond = ir.bin("<", ir.var(e), ir.num(bins)),
     step = { s = "assign", lhs = ir.var(e), op = "+=", rhs = ir.num(nt) },
-    body = { { s = "if", cond = ir.bin("!=", ir.index(ir.var(priv), ir.var(e)), ir.num(0)), then_ = { { s = "expr", e = flush_call } } } } }
+    body = { { s = "if", cond = ir.bin("!=", ir.index(ir.var(priv), ir.var(e)), ir.var(start)), then_ = { { s = "expr", e = flush_call } } } } }
   out.body = {
     clear,
     { s = "expr", e = ir.call("__syncthreads", {}) },
@@ -100,9 +144,60 @@ function M.apply(k, p)
   if not ok then return nil, gwhy end
   out.schedule.staged = true
   out.applied[#out.applied + 1] = "privatize"
-  return out, string.format("legal: %s's index stays below %d (%s), so a block's %d-entry copy in shared memory takes every update; %d item(s) a thread; one %s per nonzero entry merges it%s",
-    array, bins, ir.text(idx), bins, items, site.e.fn,
+  return out, string.format("legal: %s's index stays below %d (%s), so a block's %d-entry copy in shared memory, each entry starting at %s's identity %s, takes every update; %d item(s) a thread; one %s per entry that left its identity merges it%s",
+    array, bins, ir.text(idx), bins, site.e.fn, start, items, site.e.fn,
     (elem == "float" or elem == "double") and "; this reassociates each bin's floating-point sum: the gate's tolerance decides" or "; integer updates commute exactly")
+end
+
+-- The one-target form: the atomic becomes `acc_ += value` on a register,
+-- and the block's sum goes out in one atomic.
+function M.one_target(out, site, axis, nt, items, elem)
+  if nt % 32 ~= 0 then return nil, "a block of " .. nt .. " threads: the one-target form sums whole warps" end
+  local ACC, LANE, WARP, PART, OFF, W = "acc_", "lane_", "warp_", "part_", "o_", "w_"
+  for _, n in ipairs({ ACC, LANE, WARP, PART, OFF, W, "tid_", "u_" }) do
+    if ir.declares(out, n) then return nil, "the kernel already names " .. n end
+  end
+  local target, value = site.e.args[1], site.e.args[2]
+  site.e, site.s = nil, "assign"
+  site.lhs, site.op, site.rhs = ir.var(ACC), "+=", value
+  local i, i0 = axis.name, axis.name .. "0_"
+  local per_item = { { s = "let", type = axis.type, name = i, init = ir.bin("+", ir.var(i0), ir.bin("*", ir.var("u_"), ir.num(nt))) } }
+  local live = out.guard.form == "return" and ir.negate(out.guard.cond) or ir.copy(out.guard.cond)
+  per_item[#per_item + 1] = { s = "if", cond = live, then_ = out.body }
+  local function step(v) return { s = "assign", lhs = ir.var(v), op = "/=", rhs = ir.num(2) } end
+  local warps = nt // 32
+  out.body = {
+    { s = "let", type = elem, name = ACC, init = ir.num(0) },
+    { s = "for", init = { s = "let", type = "int", name = "u_", init = ir.num(0) }, cond = ir.bin("<", ir.var("u_"), ir.num(items)),
+      step = { s = "assign", lhs = ir.var("u_"), op = "++" }, body = per_item },
+    { s = "for", init = { s = "let", type = "int", name = OFF, init = ir.num(16) }, cond = ir.bin(">", ir.var(OFF), ir.num(0)),
+      step = step(OFF), body = { { s = "assign", lhs = ir.var(ACC), op = "+=",
+        rhs = ir.call("__shfl_xor_sync", { ir.var("0xffffffffu"), ir.var(ACC), ir.var(OFF) }) } } },
+    { s = "if", cond = ir.bin("==", ir.var(LANE), ir.num(0)), then_ = {
+      { s = "assign", lhs = ir.index(ir.var(PART), ir.var(WARP)), op = "=", rhs = ir.var(ACC) } } },
+    { s = "expr", e = ir.call("__syncthreads", {}) },
+    { s = "if", cond = ir.bin("==", ir.var("tid_"), ir.num(0)), then_ = {
+      { s = "for", init = { s = "let", type = "int", name = W, init = ir.num(1) }, cond = ir.bin("<", ir.var(W), ir.num(warps)),
+        step = { s = "assign", lhs = ir.var(W), op = "++" },
+        body = { { s = "assign", lhs = ir.var(ACC), op = "+=", rhs = ir.index(ir.var(PART), ir.var(W)) } } },
+      { s = "expr", e = ir.call("atomicAdd", { target, ir.var(ACC) }) } } },
+  }
+  out.guard = nil
+  local bid = ir.member("blockIdx", axis.dim)
+  if axis.cast then bid = { k = "cast", type = axis.cast, a = bid } end
+  axis.expr = ir.bin("+", ir.bin("*", bid, ir.num(nt * items)), ir.member("threadIdx", axis.dim))
+  axis.name = i0
+  axis.per_block_ann = tostring(nt * items)
+  out.pre = { { s = "let", type = "const int", name = "tid_", init = ir.member("threadIdx", axis.dim) },
+    { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.var("tid_"), ir.num(32)) },
+    { s = "let", type = "const int", name = WARP, init = ir.bin("/", ir.var("tid_"), ir.num(32)) },
+    { s = "raw", text = "__shared__ " .. elem .. " " .. PART .. "[" .. warps .. "];", writes = {} } }
+  local ok, gwhy = geometry.relaunch(out)
+  if not ok then return nil, gwhy end
+  out.schedule.staged = true
+  out.applied[#out.applied + 1] = "privatize"
+  return out, string.format("legal: every thread adds to %s, one place: each adds its %d item(s) a thread in a register, the block's sums meet by shuffles and one shared slot a warp, and thread 0 makes the block's one atomicAdd%s",
+    ir.text(target), items, (elem == "float" or elem == "double") and "; this reassociates the floating-point sum: the gate's tolerance decides" or "; integer updates commute exactly")
 end
 
 function M.candidates(k)
