@@ -63,6 +63,32 @@ shared_by_all = function(k, idx, params)
   return ok
 end
 
+-- The per-thread code as `items` items a thread, block-strided: the loop
+-- over u_ with the point's own code under its guard.
+local function items_loop(out, axis, nt, items)
+  local i, i0 = axis.name, axis.name .. "0_"
+  local per_item = { { s = "let", type = axis.type, name = i, init = ir.bin("+", ir.var(i0), ir.bin("*", ir.var("u_"), ir.num(nt))) },
+    { s = "if", cond = out.guard.form == "return" and ir.negate(out.guard.cond) or ir.copy(out.guard.cond), then_ = out.body } }
+  return { s = "for", init = { s = "let", type = "int", name = "u_", init = ir.num(0) }, cond = ir.bin("<", ir.var("u_"), ir.num(items)),
+    step = { s = "assign", lhs = ir.var("u_"), op = "++" }, body = per_item }
+end
+
+-- The block takes nt * items points: the axis renamed to its first, the
+-- guard gone into the items' loop, `pre` before the body, the launch redone.
+local function retile(out, axis, nt, items, body, pre)
+  out.body, out.guard, out.pre = body, nil, pre
+  local bid = ir.member("blockIdx", axis.dim)
+  if axis.cast then bid = { k = "cast", type = axis.cast, a = bid } end
+  axis.expr = ir.bin("+", ir.bin("*", bid, ir.num(nt * items)), ir.member("threadIdx", axis.dim))
+  axis.name = axis.name .. "0_"
+  axis.per_block_ann = tostring(nt * items)
+  local ok, why = geometry.relaunch(out)
+  if not ok then return nil, why end
+  out.schedule.staged = true
+  out.applied[#out.applied + 1] = "privatize"
+  return out
+end
+
 function M.apply(k, p)
   local items = p.items or p[1] or 1
   if type(items) ~= "number" or items < 1 or items > 64 then return nil, "items is 1 to 64 a thread" end
@@ -113,10 +139,6 @@ function M.apply(k, p)
   local priv, tid, e = "priv_", "tid_", "e_"
   site.e.args[1] = { k = "un", op = "&", a = ir.index(ir.var(priv), ir.copy(idx)) }
 
-  local i, i0 = axis.name, axis.name .. "0_"
-  local per_item = { { s = "let", type = axis.type, name = i, init = ir.bin("+", ir.var(i0), ir.bin("*", ir.var("u_"), ir.num(nt))) } }
-  local live = out.guard.form == "return" and ir.negate(out.guard.cond) or ir.copy(out.guard.cond)
-  per_item[#per_item + 1] = { s = "if", cond = live, then_ = out.body }
   local clear = { s = "for", init = { s = "let", type = "int", name = e, init = ir.var(tid) }, cond = ir.bin("<", ir.var(e), ir.num(bins)),
     step = { s = "assign", lhs = ir.var(e), op = "+=", rhs = ir.num(nt) },
     body = { { s = "assign", lhs = ir.index(ir.var(priv), ir.var(e)), op = "=", rhs = ir.var(start) } } }
@@ -124,26 +146,11 @@ function M.apply(k, p)
   local flush = { s = "for", init = { s = "let", type = "int", name = e, init = ir.var(tid) }, cond = ir.bin("<", ir.var(e), ir.num(bins)),
     step = { s = "assign", lhs = ir.var(e), op = "+=", rhs = ir.num(nt) },
     body = { { s = "if", cond = ir.bin("!=", ir.index(ir.var(priv), ir.var(e)), ir.var(start)), then_ = { { s = "expr", e = flush_call } } } } }
-  out.body = {
-    clear,
-    { s = "expr", e = ir.call("__syncthreads", {}) },
-    { s = "for", init = { s = "let", type = "int", name = "u_", init = ir.num(0) }, cond = ir.bin("<", ir.var("u_"), ir.num(items)),
-      step = { s = "assign", lhs = ir.var("u_"), op = "++" }, body = per_item },
-    { s = "expr", e = ir.call("__syncthreads", {}) },
-    flush,
-  }
-  out.guard = nil
-  local bid = ir.member("blockIdx", axis.dim)
-  if axis.cast then bid = { k = "cast", type = axis.cast, a = bid } end
-  axis.expr = ir.bin("+", ir.bin("*", bid, ir.num(nt * items)), ir.member("threadIdx", axis.dim))
-  axis.name = i0
-  axis.per_block_ann = tostring(nt * items)
-  out.pre = { { s = "let", type = "const int", name = tid, init = ir.member("threadIdx", axis.dim) },
-    { s = "raw", text = "__shared__ " .. elem .. " " .. priv .. "[" .. bins .. "];", writes = {} } }
-  local ok, gwhy = geometry.relaunch(out)
+  local body = { clear, { s = "expr", e = ir.call("__syncthreads", {}) }, items_loop(out, axis, nt, items),
+    { s = "expr", e = ir.call("__syncthreads", {}) }, flush }
+  local ok, gwhy = retile(out, axis, nt, items, body, { { s = "let", type = "const int", name = tid, init = ir.member("threadIdx", axis.dim) },
+    { s = "raw", text = "__shared__ " .. elem .. " " .. priv .. "[" .. bins .. "];", writes = {} } })
   if not ok then return nil, gwhy end
-  out.schedule.staged = true
-  out.applied[#out.applied + 1] = "privatize"
   return out, string.format("legal: %s's index stays below %d (%s), so a block's %d-entry copy in shared memory, each entry starting at %s's identity %s, takes every update; %d item(s) a thread; one %s per entry that left its identity merges it%s",
     array, bins, ir.text(idx), bins, site.e.fn, start, items, site.e.fn,
     (elem == "float" or elem == "double") and "; this reassociates each bin's floating-point sum: the gate's tolerance decides" or "; integer updates commute exactly")
@@ -160,16 +167,11 @@ function M.one_target(out, site, axis, nt, items, elem)
   local target, value = site.e.args[1], site.e.args[2]
   site.e, site.s = nil, "assign"
   site.lhs, site.op, site.rhs = ir.var(ACC), "+=", value
-  local i, i0 = axis.name, axis.name .. "0_"
-  local per_item = { { s = "let", type = axis.type, name = i, init = ir.bin("+", ir.var(i0), ir.bin("*", ir.var("u_"), ir.num(nt))) } }
-  local live = out.guard.form == "return" and ir.negate(out.guard.cond) or ir.copy(out.guard.cond)
-  per_item[#per_item + 1] = { s = "if", cond = live, then_ = out.body }
   local function step(v) return { s = "assign", lhs = ir.var(v), op = "/=", rhs = ir.num(2) } end
   local warps = nt // 32
-  out.body = {
+  local body = {
     { s = "let", type = elem, name = ACC, init = ir.num(0) },
-    { s = "for", init = { s = "let", type = "int", name = "u_", init = ir.num(0) }, cond = ir.bin("<", ir.var("u_"), ir.num(items)),
-      step = { s = "assign", lhs = ir.var("u_"), op = "++" }, body = per_item },
+    items_loop(out, axis, nt, items),
     { s = "for", init = { s = "let", type = "int", name = OFF, init = ir.num(16) }, cond = ir.bin(">", ir.var(OFF), ir.num(0)),
       step = step(OFF), body = { { s = "assign", lhs = ir.var(ACC), op = "+=",
         rhs = ir.call("__shfl_xor_sync", { ir.var("0xffffffffu"), ir.var(ACC), ir.var(OFF) }) } } },
@@ -182,20 +184,11 @@ function M.one_target(out, site, axis, nt, items, elem)
         body = { { s = "assign", lhs = ir.var(ACC), op = "+=", rhs = ir.index(ir.var(PART), ir.var(W)) } } },
       { s = "expr", e = ir.call("atomicAdd", { target, ir.var(ACC) }) } } },
   }
-  out.guard = nil
-  local bid = ir.member("blockIdx", axis.dim)
-  if axis.cast then bid = { k = "cast", type = axis.cast, a = bid } end
-  axis.expr = ir.bin("+", ir.bin("*", bid, ir.num(nt * items)), ir.member("threadIdx", axis.dim))
-  axis.name = i0
-  axis.per_block_ann = tostring(nt * items)
-  out.pre = { { s = "let", type = "const int", name = "tid_", init = ir.member("threadIdx", axis.dim) },
+  local ok, gwhy = retile(out, axis, nt, items, body, { { s = "let", type = "const int", name = "tid_", init = ir.member("threadIdx", axis.dim) },
     { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.var("tid_"), ir.num(32)) },
     { s = "let", type = "const int", name = WARP, init = ir.bin("/", ir.var("tid_"), ir.num(32)) },
-    { s = "raw", text = "__shared__ " .. elem .. " " .. PART .. "[" .. warps .. "];", writes = {} } }
-  local ok, gwhy = geometry.relaunch(out)
+    { s = "raw", text = "__shared__ " .. elem .. " " .. PART .. "[" .. warps .. "];", writes = {} } })
   if not ok then return nil, gwhy end
-  out.schedule.staged = true
-  out.applied[#out.applied + 1] = "privatize"
   return out, string.format("legal: every thread adds to %s, one place: each adds its %d item(s) a thread in a register, the block's sums meet by shuffles and one shared slot a warp, and thread 0 makes the block's one atomicAdd%s",
     ir.text(target), items, (elem == "float" or elem == "double") and "; this reassociates the floating-point sum: the gate's tolerance decides" or "; integer updates commute exactly")
 end
