@@ -171,7 +171,6 @@ function M.apply(k, p)
   return nil, why .. "; nor in the nested loop: " .. why2
 end
 
-
 apply_at = function(k, p, nested)
   if k.schedule.points or k.schedule.split or k.schedule.staged or k.schedule.vector then
     return nil, "stage goes first (before split_reduce and coarsen) and once"
