@@ -112,6 +112,24 @@ function Delta:use(name, params, feature, removed_)
   return text
 end
 
+-- Adds (or finds) a primitive with `set` among its parameters (merged
+-- into the one the delta has already); returns its text.
+function Delta:use_with(name, params, set, feature, removed_)
+  local removed = removed_ or false
+  for _, p in ipairs(self.primitives) do
+    if p.name == name and (p.removed or false) == removed then
+      for k, v in pairs(set) do p.params[k] = v end
+      p.text = (removed and "-" or "") .. params_text(name, p.params)
+      p.because[#p.because + 1] = feature
+      return p.text
+    end
+  end
+  local all = {}
+  for k, v in pairs(params) do all[k] = v end
+  for k, v in pairs(set) do all[k] = v end
+  return self:use(name, all, feature, removed)
+end
+
 -- The text of the delta's first primitive named in `names` (in their
 -- order), or nil.
 function Delta:has(names)
@@ -138,15 +156,7 @@ end
 
 -- stage(buffers=2) for a change, merged into the delta's stage if it has one.
 local function double_buffered(d, c, gone)
-  for _, x in ipairs(d.primitives) do
-    if x.name == "stage" and x.removed == gone then
-      x.params.buffers = 2
-      x.text = (gone and "-" or "") .. params_text("stage", x.params)
-      x.because[#x.because + 1] = c.feature
-      return d:account(c, x.text)
-    end
-  end
-  d:account(c, d:use("stage", { buffers = 2 }, c.feature, gone))
+  d:account(c, d:use_with("stage", {}, { buffers = 2 }, c.feature, gone))
 end
 
 -- persist: blocks that take the unfolded grid's blocks in turn, each turn
@@ -155,35 +165,29 @@ end
 -- reduction split over several blocks: split_reduce(block=B, blocks=K)
 -- (kir merges the blocks' partials in the last block to finish, where an
 -- expert may use a second launch: the same split, another merge).
-local function outputs_grow(d, gone)
-  local a, b = d.old.features["outputs.per_thread"], d.new.features["outputs.per_thread"]
+-- Whether a per-thread count (outputs.per_thread, inputs.per_thread)
+-- changed to one that grows with the problem (n*...).
+local function grows(d, feature, gone)
+  local a, b = d.old.features[feature], d.new.features[feature]
   if gone then a, b = b, a end
   return a ~= nil and b ~= nil and tostring(a) ~= tostring(b) and tostring(b):find("n", 1, true) ~= nil
 end
+
+local function outputs_grow(d, gone) return grows(d, "outputs.per_thread", gone) end
 
 local function across_blocks(d, c, gone, what)
   -- a sum over the grid: each thread reads more with the problem (fewer
   -- partials), and the partials meet in each block first (a shared tree,
   -- shuffles); a grid loop that only hands out work is something else
   local levels = set_of((gone and d.old or d.new).features.split)
-  local a, b = d.old.features["inputs.per_thread"], d.new.features["inputs.per_thread"]
-  if gone then a, b = b, a end
-  local reads_more = a ~= nil and b ~= nil and tostring(a) ~= tostring(b) and tostring(b):find("n", 1, true) ~= nil
+  local reads_more = grows(d, "inputs.per_thread", gone)
   if not reads_more or not (levels.block or levels.warp) then
     return d:refuse(c, (what or "threads loop over the whole grid") .. ", " .. (reads_more and
       "their partials never meeting in a block" or "a thread's reads not growing with the problem") ..
       ": neither persist nor a reduction split over several blocks")
   end
-  for _, x in ipairs(d.primitives) do
-    if x.name == "split_reduce" and x.removed == (gone or false) then
-      x.params.blocks = "K"
-      x.text = (gone and "-" or "") .. params_text("split_reduce", x.params)
-      x.because[#x.because + 1] = c.feature
-      return x.text
-    end
-  end
   local block = threads_of((gone and d.old or d.new).features.block)
-  return d:use("split_reduce", { block = block ~= 1 and block or nil, blocks = "K" }, c.feature, gone)
+  return d:use_with("split_reduce", { block = block ~= 1 and block or nil }, { blocks = "K" }, c.feature, gone)
 end
 
 local function persistent(d, c, what)
