@@ -160,21 +160,18 @@ end
 -- and the block's sum goes out in one atomic.
 function M.one_target(out, site, axis, nt, items, elem)
   if nt % 32 ~= 0 then return nil, "a block of " .. nt .. " threads: the one-target form sums whole warps" end
-  local ACC, LANE, WARP, PART, OFF, W = "acc_", "lane_", "warp_", "part_", "o_", "w_"
+  local ACC, LANE, WARP, PART, OFF, W = "acc_", "lane_", "warp_", "part_", "o_", "w_" -- (o_: the butterfly's offset)
   for _, n in ipairs({ ACC, LANE, WARP, PART, OFF, W, "tid_", "u_" }) do
     if ir.declares(out, n) then return nil, "the kernel already names " .. n end
   end
   local target, value = site.e.args[1], site.e.args[2]
   site.e, site.s = nil, "assign"
   site.lhs, site.op, site.rhs = ir.var(ACC), "+=", value
-  local function step(v) return { s = "assign", lhs = ir.var(v), op = "/=", rhs = ir.num(2) } end
   local warps = nt // 32
   local body = {
     { s = "let", type = elem, name = ACC, init = ir.num(0) },
     items_loop(out, axis, nt, items),
-    { s = "for", init = { s = "let", type = "int", name = OFF, init = ir.num(16) }, cond = ir.bin(">", ir.var(OFF), ir.num(0)),
-      step = step(OFF), body = { { s = "assign", lhs = ir.var(ACC), op = "+=",
-        rhs = ir.call("__shfl_xor_sync", { ir.var("0xffffffffu"), ir.var(ACC), ir.var(OFF) }) } } },
+    require("klineage.kir.primitives.split_reduce").warp_combine({ name = ACC, op = "+" }, { [ACC] = elem }, 32),
     { s = "if", cond = ir.bin("==", ir.var(LANE), ir.num(0)), then_ = {
       { s = "assign", lhs = ir.index(ir.var(PART), ir.var(WARP)), op = "=", rhs = ir.var(ACC) } } },
     { s = "expr", e = ir.call("__syncthreads", {}) },
