@@ -109,16 +109,9 @@ function M.find(full, read, deps, cx)
   if not ax then return nil, "its index is not a threaded axis plus or minus " .. v end
   local a = ax.name
   if not off then return nil, "its pointer is cast" end
-  -- the sign of v beside a in the index: a + v slides forward, a - v back
-  local sign
-  local ca, rest = poly.split(p, a)
-  local cv = ca and poly.split(rest, v)
-  if cv then
-    local _, na = poly.monomial(ca)
-    local _, nv = poly.monomial(cv)
-    if na and nv and nv == na then sign = 1 elseif na and nv and nv == -na then sign = -1 end
-  end
-  if not sign or not M.through_sum(off, a, v, sign) then
+  -- the index reads a + v (a window sliding forward) or a - v (back)
+  local sign = (M.through_sum(off, a, v, 1) and 1) or (M.through_sum(off, a, v, -1) and -1) or nil
+  if not sign then
     return nil, "its index does not read " .. a .. " and " .. v .. " only as " .. a .. " + " .. v .. " or " .. a .. " - " .. v
   end
   local as = a .. (sign == 1 and " + " or " - ") .. v
