@@ -79,6 +79,10 @@ local LEGAL = {
   { "stencil3d", "stage()", "su_1[threadIdx.z + 2][threadIdx.y + 1][threadIdx.x + 1]", "an early return guards the edges" },
   { "batched_gemm", "unflatten() register_tile(2,2)", "long b = blockIdx.z;", "b < batch" },
   { "batched_gemm", "unflatten() stage(tile=8)", "sA_1[threadIdx.y][p - t0_]", "shared by the threads along j" },
+  -- the bench-shaped form (a matrix a block, the whole reduction one tile),
+  -- at the odd test sizes: 13 x 7 outputs of a 16 x 16 block, 19 = 16 + 3
+  { "batched_gemm", "unflatten(block=16x16) stage(tile=16,buffers=2) persist(dim=z,blocks=7)", "sB_2[buf_][threadIdx.x][p - t0_]",
+    "the block loads a[i * K + p]", "sample" },
   { "maxpool2d", "unflatten()", "grid(cdiv(cdiv(W, 2), 32), cdiv(cdiv(H, 2), 8), C * N)", "ow < OW, oh < OH" },
   { "index_select", "unflatten()", "long long t = (long long)r * k + j;", "j < k, r < rows" },
   { "batched_matvec", "unflatten() split_reduce(warp)", "const long long tid = (long long)b * rows + i;", "reduces s by +" },

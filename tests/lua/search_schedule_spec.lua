@@ -97,7 +97,7 @@ describe("the static model", function()
     -- spmm_csr: one block a row puts 131072 rows on blockIdx.y; batched_gemm's
     -- unflatten puts 65536 batches on blockIdx.z
     for _, case in ipairs({ { "spmm_csr", "split_reduce(warp,lanes=4) persist(blocks=65535,dim=y)" },
-                            { "batched_gemm", "unflatten(block=32x8) persist(blocks=65535,dim=z)" } }) do
+                            { "batched_gemm", "unflatten(block=16x16) persist(blocks=65535,dim=z)" } }) do
       local _, rows = top(case[1])
       local found
       for _, r in ipairs(rows) do
@@ -223,6 +223,33 @@ describe("the static model", function()
     end
     local few, many = split({ M = 8192, N = 8192 }), split({ M = 8388608, N = 8 })
     expect(few > 4 * many):equals(true)
+  end)
+
+  it("shapes unflatten's block and stage's tile to the bench size, and reads what follows unflatten on its digits", function()
+    local tw, src = task("batched_gemm")
+    local function first_staged(params)
+      local state = fake_state()
+      state.workload = setmetatable({ params = params }, { __index = tw })
+      local rows = schedules.rows(state, { source = src, sha256 = "b" }, { resources = false })
+      for i, r in ipairs(rows) do
+        if r.schedule:match("^unflatten%b() stage") then return r, i, rows end
+      end
+    end
+    -- 16 x 16 matrices: a block and a tile of 16, one matrix a block; the
+    -- model reads the staged operand's reuse along the digit i (a flat t
+    -- hides it) and ranks the staging above any coarsening
+    local r, at, rows = first_staged({ batch = 4096, M = 16, N = 16, K = 16 })
+    expect(r.schedule):contains("unflatten(block=16x16) stage(tile=16)")
+    expect(r.predicted.why):contains("reused loads shared by a tile of 16: accesses 1.8")
+    for i = 1, at - 1 do
+      if rows[i].schedule:find("coarsen", 1, true) then fail("%s ranks above the staging", rows[i].schedule) end
+    end
+    -- wide matrices and a long reduction: the defaults
+    r = first_staged({ batch = 64, M = 64, N = 64, K = 64 })
+    expect(r.schedule):contains("unflatten(block=32x8) stage(")
+    -- 7 wide and 13 long: a block of 8 x 32, tiles of 16
+    r = first_staged({ batch = 64, M = 13, N = 7, K = 13 })
+    expect(r.schedule):contains("unflatten(block=8x32) stage(tile=16")
   end)
 
   it("splits an output over several blocks only where one block an output leaves the device idle", function()

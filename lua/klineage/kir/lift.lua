@@ -2,7 +2,9 @@
 -- Lifts a naive one-thread-per-output CUDA kernel (klineage.kir.ir):
 -- the coordinates from threadIdx/blockIdx, the bounds guard, and the
 -- per-point code after it. opts.kernel names the entry when the file has
--- several __global__ functions (lift_all lifts each). A call to a function
+-- several __global__ functions (lift_all lifts each); opts.workload (a
+-- workload spec) gives k.sizes, the kernel's parameters at its bench size
+-- (klineage.kir.sizes), which candidates may shape to. A call to a function
 -- of the file stays opaque when klineage.kir.calls finds nothing hidden in
 -- it but what it writes through references. A kernel outside the subset
 -- gives nil and a one-line reason; no input raises.
@@ -342,6 +344,8 @@ function M.lift(text, opts)
     a.extent_ann = a.extent and launch_line.annotation_of(k, a.extent) or nil
   end
   k.constants = require("klineage.workload.annotations").constants(text)
+  -- the bench size, where a workload is given: candidates shaped to it
+  k.sizes = opts.workload and require("klineage.kir.sizes").of(k, opts.workload) or nil
   require("klineage.kir.geometry").init(k)
   return k
 end

@@ -30,6 +30,7 @@
 local kir = require "klineage.kir"
 local ir = require "klineage.kir.ir"
 local annotations = require "klineage.workload.annotations"
+local sizes = require "klineage.kir.sizes"
 
 local M = {}
 
@@ -54,49 +55,7 @@ local function analyzed(kernel)
   if ok and type(a) == "table" then return a end
 end
 
--- The kernel's parameter values at the workload's bench size, by the
--- kernel's own parameter names (the spec's args give the order).
-local function env_of(kernel, w)
-  local env = {}
-  if type(w) ~= "table" or type(w.args) ~= "table" or type(w.params) ~= "table" then return env end
-  for i, p in ipairs(kernel.params or {}) do
-    local v = w.params[w.args[i]]
-    if type(v) == "number" then env[p.name] = v end
-  end
-  return env
-end
-
-local value
--- The uniform lets (`long total = N * C * H * W;`) evaluated in order.
-local function with_lets(kernel, env)
-  for _, s in ipairs(kernel.uniform or {}) do
-    if s.s == "let" and s.name and s.init then env[s.name] = value(s.init, env) end
-  end
-  return env
-end
-
-local ARITH = {
-  ["+"] = function(a, b) return a + b end, ["-"] = function(a, b) return a - b end,
-  ["*"] = function(a, b) return a * b end,
-  ["/"] = function(a, b) return b ~= 0 and a // b or nil end,
-  ["%"] = function(a, b) return b ~= 0 and a % b or nil end,
-}
-
--- An expression's value from parameter values, or nil.
-value = function(e, env)
-  if not e then return nil end
-  e = ir.strip_casts(e)
-  if e.k == "num" then return tonumber((e.v:gsub("[uUlLfF]+$", ""))) end
-  if e.k == "var" then return env[e.name] end
-  if e.k == "un" and e.op == "-" then
-    local v = value(e.a, env)
-    return v and -v
-  end
-  if e.k == "bin" and ARITH[e.op] then
-    local a, b = value(e.a, env), value(e.b, env)
-    if a and b then return ARITH[e.op](a, b) end
-  end
-end
+local value = sizes.value
 
 local function coalesced(stride) return stride == nil or stride == "0" or stride == "1" end
 
@@ -389,12 +348,20 @@ end
 -- before, after: kir kernels; text: the sequence; reasons: its legality reasons.
 function M.predict(before, _after, text, reasons, opts)
   opts = opts or {}
+  -- a sequence that unflattens first is read on the unflattened kernel:
+  -- the digits become axes, so the reuse along them and their strides
+  -- are what the later primitives work on (a flat index hides both)
+  local first = text:match("^%s*(unflatten%b())")
+  if first then
+    local ok, k = pcall(kir.apply, before, first)
+    if ok and k then before = k end
+  end
   local a = analyzed(before)
   if not a then return { speedup = 1, why = "no prediction: the analysis failed" } end
-  local env = with_lets(before, env_of(before, opts.workload))
+  local env = sizes.of(before, opts.workload)
   local outputs, geom = 1, nil
   for _, axis in ipairs(before.axes or {}) do
-    local n = value(axis.extent, env)
+    local n = value(axis.extent or axis.count, env)
     if not n then
       geom = geom or launched(before, opts.workload)
       n = unguarded_extent(axis, geom)

@@ -448,7 +448,7 @@ function M.rows(state, node, opts)
   opts = opts or {}
   local ok, kernel, why = true, node.kir and node.kir.kernel, nil
   if not kernel then
-    ok, kernel, why = pcall(kir.lift, node.source, { kernel = state.workload.kernel })
+    ok, kernel, why = pcall(kir.lift, node.source, { kernel = state.workload.kernel, workload = state.workload })
     if not ok then kernel, why = nil, tostring(kernel):gsub("\n.*", "") end
   end
   if not kernel then

@@ -67,7 +67,7 @@ options:
     local kir = require "klineage.kir"
     local steps, perr = require("klineage.kir.schedule").parse(a.apply)
     if not steps then args.usage_error("--apply: %s", perr) end
-    local k, why = kir.lift(text, { kernel = a.kernel or w.kernel })
+    local k, why = kir.lift(text, { kernel = a.kernel or w.kernel, workload = w })
     if not k then
       io.stderr:write(string.format("klineage schedule: %s: not lifted: %s\n", files.display(path), term.text(why)))
       return exit_codes.of("failed")

@@ -29,6 +29,7 @@ local analysis = require "klineage.kir.analysis"
 local poly = require "klineage.kir.poly"
 local geometry = require "klineage.kir.geometry"
 local window = require "klineage.kir.primitives.stage_window"
+local sizes = require "klineage.kir.sizes"
 
 local M = { name = "stage" }
 
@@ -537,8 +538,26 @@ end
 
 function M.inline_all(e, cx) return analysis.inline(e, cx) end
 
+-- Tiles of 32 and 16, and 32 double buffered; where the bench size
+-- (k.sizes) makes the first top-level reduction 16 or shorter, tiles of
+-- its length (a power of two, at least 4) instead: a 16-long product in
+-- tiles of 32 loads as many zeros as values.
 function M.candidates(k)
-  return { {}, { tile = 16 }, { buffers = 2 } }
+  local len
+  if k.sizes then
+    local ok, a = pcall(analysis.analyze, k)
+    for _, s in ipairs(ok and k.body or {}) do
+      local l = s.s == "for" and a.loops[s]
+      if l and l.kind == "reduce" and not len then
+        local lo, hi = sizes.value(l.lo, k.sizes), sizes.value(l.hi, k.sizes)
+        len = lo and hi and hi - lo or false
+      end
+    end
+  end
+  if not len or len > 16 then return { {}, { tile = 16 }, { buffers = 2 } } end
+  local t = 4
+  while t < len do t = t * 2 end
+  return { { tile = t }, { tile = t, buffers = 2 } }
 end
 
 return M

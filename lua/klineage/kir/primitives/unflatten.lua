@@ -9,6 +9,7 @@ local ir = require "klineage.kir.ir"
 local geometry = require "klineage.kir.geometry"
 local poly = require "klineage.kir.poly"
 local launch = require "klineage.kir.launch"
+local sizes = require "klineage.kir.sizes"
 
 local M = { name = "unflatten" }
 
@@ -133,8 +134,20 @@ function M.apply(k, p)
     t, ir.text(axis.extent), table.concat(parts, ", "), t, inner.let.name, top.let.name, top_dim)
 end
 
+-- 32 x 8; where the bench size (k.sizes) makes the inner digit narrower
+-- than a warp, as wide as that digit (a power of two, at least 4) and the
+-- rest of 256 threads along the middle one: a batch of 16 x 16 matrices
+-- gets a 16 x 16 block a matrix instead of half of each row's lanes idle.
+M.THREADS = 256
 function M.candidates(k)
-  return { { block = { 32, 8 } } }
+  local wide = { block = { 32, 8 } }
+  local probe = M.apply(k, wide)
+  if not (probe and probe.axes[2] and probe.axes[2].block) then return { wide } end
+  local n = sizes.value(probe.axes[1].extent, k.sizes)
+  if not n or n >= 32 then return { wide } end
+  local bx = 4
+  while bx < n do bx = bx * 2 end
+  return { { block = { bx, M.THREADS // bx } } }
 end
 
 return M
