@@ -73,6 +73,9 @@ local LEGAL = {
   { "bias_gelu", "map(block=128) vectorize(4)", "bias[(i0_ + 3) % cols]", "4 consecutive points" },
   { "matmul_abt", "register_tile(2,2) unroll(2)", "acc_1_1 += A[m_1 * K + (k + 1)]", "4 accumulators" },
   { "pairwise_dist", "register_tile(4,2)", "s_3_1", "no reassociation" },
+  -- an 8 x 8 patch over a 32 x 8 block spans 256 x 64: at the test sizes
+  -- (L = 50, 64) every patch but the first points is clamped
+  { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(8,8) stage(tile=16)", "dot_7_7 += sQ_", "clamped", "sample" },
   { "attention_scores", "map(x=j,y=i,block=32x8) register_tile(2,2)", "S[((long)h * L + i_1) * L + j_1] = dot_1_1 / sqrtf((float)D)", "clamped" },
   { "depthwise_conv2d", "register_tile(2,2)", "acc_1_1", "loop over i" },
   { "jacobi2d", "map(x=j,y=i,block=32x8) stage()", "__shared__ float su_1[8 + 2][32 + 2];", "offsets i -1..1, j -1..1" },

@@ -128,7 +128,7 @@ describe("the static model", function()
     expect(rows[1].predicted.why):contains("16777216 outputs")
     -- the contraction's three moves together, beyond depth 2: lanes on j,
     -- a register tile, the tile of d staged
-    expect(best):matches("^map%(.-x=j.-%) register_tile%(4,4%) stage%(")
+    expect(best):matches("^map%(.-x=j.-%) register_tile%(8,8%) stage%(")
   end)
 
   it("offers a three-dimensional block: a 3-D stencil's fastest index moves to threadIdx.x", function()
@@ -250,6 +250,21 @@ describe("the static model", function()
     -- 7 wide and 13 long: a block of 8 x 32, tiles of 16
     r = first_staged({ batch = 64, M = 13, N = 7, K = 13 })
     expect(r.schedule):contains("unflatten(block=8x32) stage(tile=16")
+  end)
+
+  it("offers an 8 x 8 register tile where both threaded axes are long at the bench size, not where they are short", function()
+    local tw, src = task("attention_scores")
+    local function offered(params)
+      local state = fake_state()
+      state.workload = setmetatable({ params = params }, { __index = tw })
+      for _, r in ipairs(schedules.rows(state, { source = src, sha256 = "a" }, { resources = false })) do
+        if r.schedule:find("register_tile(8,8)", 1, true) then return r end
+      end
+    end
+    local r = offered({ BH = 16, L = 1024, D = 64 })
+    expect(r ~= nil):is_true()
+    expect(r.predicted.why):contains("a 8x8 register tile: reused loads shared by 8.0")
+    expect(offered({ BH = 256, L = 256, D = 64 }) == nil):is_true()
   end)
 
   it("splits an output over several blocks only where one block an output leaves the device idle", function()

@@ -8,6 +8,7 @@
 local ir = require "klineage.kir.ir"
 local geometry = require "klineage.kir.geometry"
 local analysis = require "klineage.kir.analysis"
+local sizes = require "klineage.kir.sizes"
 
 local M = { name = "register_tile" }
 
@@ -210,8 +211,18 @@ function M.apply(k, p)
     tm, tn, ny, nx, loop.var, tm * tn)
 end
 
+-- 2 x 2, 4 x 2 and 4 x 4; and 8 x 8 where the bench size (k.sizes) makes
+-- both threaded axes at least WIDE long: a large contraction, where
+-- twice the products a shared-memory read (16 reads for 64 FMAs, against
+-- 8 for 16) pays for the registers.
+M.WIDE = 512
 function M.candidates(k)
-  return { { 2, 2 }, { 4, 2 }, { 4, 4 } }
+  local out = { { 2, 2 }, { 4, 2 }, { 4, 4 } }
+  local x, y = ir.axis_on(k, "x"), ir.axis_on(k, "y")
+  local nx = x and x.block and sizes.value(x.extent, k.sizes)
+  local ny = y and y.block and sizes.value(y.extent, k.sizes)
+  if nx and ny and nx >= M.WIDE and ny >= M.WIDE then out[#out + 1] = { 8, 8 } end
+  return out
 end
 
 return M
