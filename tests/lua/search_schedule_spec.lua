@@ -250,6 +250,12 @@ describe("the static model", function()
     -- 7 wide and 13 long: a block of 8 x 32, tiles of 16
     r = first_staged({ batch = 64, M = 13, N = 7, K = 13 })
     expect(r.schedule):contains("unflatten(block=8x32) stage(tile=16")
+    -- a stranger's sizes (NaN, negative, infinite) shape nothing and break nothing
+    for _, bad in ipairs({ { batch = 64, M = 0 / 0, N = 0 / 0, K = 0 / 0 }, { batch = 64, M = -3, N = -7, K = -1 },
+                           { batch = 64, M = math.huge, N = math.huge, K = math.huge } }) do
+      local ok, why = pcall(first_staged, bad)
+      if not ok then fail("sizes %s: %s", require("klineage.workload").params_text(bad), tostring(why)) end
+    end
   end)
 
   it("offers an 8 x 8 register tile where both threaded axes are long at the bench size, not where they are short", function()
