@@ -70,6 +70,14 @@ local function task(name)
   return tw, assert(files.read_text(suite .. "/" .. name .. "/kernel.cu"))
 end
 
+-- A suite task's schedule rows at other bench sizes (params over its own).
+local function rows_at(name, params)
+  local tw, src = task(name)
+  local state = fake_state()
+  state.workload = setmetatable({ params = params }, { __index = tw })
+  return schedules.rows(state, { source = src, sha256 = name }, { resources = false })
+end
+
 describe("the static model", function()
   local function top(name)
     local tw, src = task(name)
@@ -213,11 +221,8 @@ describe("the static model", function()
   end)
 
   it("uses the spec's sizes: the same gemv with many rows predicts less for a split", function()
-    local tw, src = task("gemv")
     local split = function(params)
-      local state = fake_state()
-      state.workload = setmetatable({ params = params }, { __index = tw })
-      for _, r in ipairs(schedules.rows(state, { source = src, sha256 = "g" }, { resources = false })) do
+      for _, r in ipairs(rows_at("gemv", params)) do
         if r.schedule == "split_reduce(warp)" then return r.predicted.speedup end
       end
     end
@@ -226,11 +231,8 @@ describe("the static model", function()
   end)
 
   it("shapes unflatten's block and stage's tile to the bench size, and reads what follows unflatten on its digits", function()
-    local tw, src = task("batched_gemm")
     local function first_staged(params)
-      local state = fake_state()
-      state.workload = setmetatable({ params = params }, { __index = tw })
-      local rows = schedules.rows(state, { source = src, sha256 = "b" }, { resources = false })
+      local rows = rows_at("batched_gemm", params)
       for i, r in ipairs(rows) do
         if r.schedule:match("^unflatten%b() stage") then return r, i, rows end
       end
@@ -259,11 +261,8 @@ describe("the static model", function()
   end)
 
   it("offers an 8 x 8 register tile where both threaded axes are long at the bench size, not where they are short", function()
-    local tw, src = task("attention_scores")
     local function offered(params)
-      local state = fake_state()
-      state.workload = setmetatable({ params = params }, { __index = tw })
-      for _, r in ipairs(schedules.rows(state, { source = src, sha256 = "a" }, { resources = false })) do
+      for _, r in ipairs(rows_at("attention_scores", params)) do
         if r.schedule:find("register_tile(8,8)", 1, true) then return r end
       end
     end
