@@ -1,7 +1,9 @@
 -- klineage.kir: a small loop-nest IR for naive one-thread-per-output
 -- kernels, its analysis, one emitter and schedule primitives.
 --
---   kir.lift(text [, { kernel = NAME }]) -> kernel | nil, reason
+--   kir.lift(text [, { kernel = NAME, workload = SPEC }]) -> kernel | nil, reason
+--     (with a workload, kernel.sizes: its parameters at the bench size,
+--     which unflatten, stage and register_tile shape their candidates to)
 --   kir.lift_all(text) -> { { name, kernel } | { name, why } } each __global__
 --     function of the file lifted on its own, in the file's order
 --   kir.emit(kernel) -> text | nil, reason
