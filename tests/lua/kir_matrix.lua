@@ -5,7 +5,10 @@
 -- of each primitive folded by persist (two blocks along each dimension it
 -- may take, so every block runs several turns), through the gate on emu
 -- against the task's C reference at every test size. A primitive that
--- says "legal" must never give a kernel the gate refuses.
+-- says "legal" must never give a kernel the gate refuses. Each kernel is
+-- lifted with its workload, so the candidates are those the search offers
+-- at the bench size (unflatten's block, stage's tile, the 8 x 8 register
+-- tile shaped to it). KL_KIR_TASKS=a,b (by hand) runs those tasks alone.
 package.path = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$") .. "/?.lua;" .. package.path
 local support = require "kir_support"
 local kir = require "klineage.kir"
@@ -18,10 +21,15 @@ local PAIRS = os.getenv("KL_KIR_PAIRS") ~= "0"
 local kernels = support.tasks()
 for _, t in ipairs(support.extra()) do kernels[#kernels + 1] = t end
 
+local only
+for n in (os.getenv("KL_KIR_TASKS") or ""):gmatch("[^,%s]+") do only = only or {}; only[n] = true end
+
 for _, t in ipairs(kernels) do
+  if only and not only[t.name] then goto next_task end
   describe(t.name, function()
-    local name = support.workload(t).kernel
-    local k = kir.lift(t.text, { kernel = name })
+    local w = support.workload(t)
+    local name = w.kernel
+    local k = kir.lift(t.text, { kernel = name, workload = w })
     if not k then return end
     local singles = kir.candidates(k)
     local schedules = {}
@@ -69,4 +77,5 @@ for _, t in ipairs(kernels) do
       end)
     end
   end)
+  ::next_task::
 end
