@@ -281,6 +281,20 @@ describe("the static model", function()
     expect(r ~= nil):is_true()
     expect(r.predicted.why):contains("a 8x8 register tile: reused loads shared by 8.0")
     expect(offered({ BH = 256, L = 256, D = 64 }) == nil):is_true()
+    -- matmul's blocks of 32 x 32: never on a block of 1024 (its some 128
+    -- registers a thread cannot launch there), only after a remap to 256
+    local state = fake_state()
+    local eights = 0
+    for _, row in ipairs(schedules.rows(state, { source = matmul, sha256 = "m" }, { resources = false })) do
+      if row.schedule:find("register_tile(8,8)", 1, true) then
+        eights = eights + 1
+        local bx, by = row.source:match("@kl launch [^\n]*block%((%d+), (%d+)%)")
+        if not (bx and tonumber(bx) * tonumber(by) <= 256) then
+          fail("%s: %s", row.schedule, row.source:match("@kl launch [^\n]*") or "no launch line")
+        end
+      end
+    end
+    expect(eights > 0):is_true()
   end)
 
   it("splits an output over several blocks only where one block an output leaves the device idle", function()

@@ -212,16 +212,22 @@ function M.apply(k, p)
 end
 
 -- 2 x 2, 4 x 2 and 4 x 4; and 8 x 8 where the bench size (k.sizes) makes
--- both threaded axes at least WIDE long: a large contraction, where
--- twice the products a shared-memory read (16 reads for 64 FMAs, against
--- 8 for 16) pays for the registers.
+-- both threaded axes at least WIDE long (a large contraction, where twice
+-- the products a shared-memory read, 16 reads for 64 FMAs against 8 for
+-- 16, pays for the registers) and the block has at most MAX_THREADS_8X8
+-- threads: its some 128 registers a thread leave no block of 1024 room.
 M.WIDE = 512
+M.MAX_THREADS_8X8 = 256
 function M.candidates(k)
   local out = { { 2, 2 }, { 4, 2 }, { 4, 4 } }
   local x, y = ir.axis_on(k, "x"), ir.axis_on(k, "y")
   local nx = x and x.block and sizes.value(x.extent, k.sizes)
   local ny = y and y.block and sizes.value(y.extent, k.sizes)
-  if nx and ny and nx >= M.WIDE and ny >= M.WIDE then out[#out + 1] = { 8, 8 } end
+  local bx = x and x.block and sizes.value(x.block, k.constants)
+  local by = y and y.block and sizes.value(y.block, k.constants)
+  if nx and ny and bx and by and nx >= M.WIDE and ny >= M.WIDE and bx * by <= M.MAX_THREADS_8X8 then
+    out[#out + 1] = { 8, 8 }
+  end
   return out
 end
 
