@@ -190,12 +190,18 @@ local function across_blocks(d, c, gone, what)
   return d:use_with("split_reduce", { block = block ~= 1 and block or nil }, { blocks = "K" }, c.feature, gone)
 end
 
-local function persistent(d, c, what)
-  local gone = c.after == nil
+-- A loop over the whole grid, added (or gone): persist where a thread's
+-- outputs grow with it, else a reduction split over several blocks; the
+-- primitive's text, or nil where the change was refused.
+local function grid_loop(d, c, gone, what)
   -- (use finds the delta's persist when another change named it already)
-  if outputs_grow(d, gone) then return d:account(c, d:use("persist", { dim = "x" }, c.feature, gone)) end
-  local by = across_blocks(d, c, gone, what)
-  if by then d:account(c, by) end
+  if outputs_grow(d, gone) then return d:use("persist", { dim = "x" }, c.feature, gone) end
+  return across_blocks(d, c, gone, what)
+end
+
+local function persistent(d, c, what)
+  local prim = grid_loop(d, c, c.after == nil, what)
+  if prim then d:account(c, prim) end
 end
 
 -- Feature rules, in three passes: primitives the changes name directly,
@@ -258,16 +264,12 @@ local DRIVERS = {
   end },
   { "^split$", function(d, c)
     local add, rem = added(c.before, c.after), removed(c.before, c.after)
-    local why = {}
     local has = set_of(c.after)
     local prim
     for _, lvl in ipairs(add) do
       if lvl == "grid" then
-        if outputs_grow(d) then prim = d:use("persist", { dim = "x" }, c.feature)
-        else
-          prim = across_blocks(d, c)
-          if not prim then return end
-        end
+        prim = grid_loop(d, c, false)
+        if not prim then return end
       elseif lvl == "block" or (lvl == "warp" and has.block) then
         prim = d:use("split_reduce", { block = threads_of(d.new.features.block) }, c.feature)
       elseif lvl == "warp" then
@@ -277,14 +279,10 @@ local DRIVERS = {
     end
     for _, lvl in ipairs(rem) do
       if lvl == "grid" then
-        if outputs_grow(d, true) then prim = d:use("persist", { dim = "x" }, c.feature, true)
-        else
-          prim = across_blocks(d, c, true)
-          if not prim then return end
-        end
+        prim = grid_loop(d, c, true)
+        if not prim then return end
       elseif not prim then prim = d:use("split_reduce", {}, c.feature, true) end
     end
-    if #why > 0 then return d:refuse(c, table.concat(why, "; ")) end
     d:account(c, prim)
   end },
   { "^scan$", function(d, c)

@@ -6,6 +6,7 @@
 --   sizes.of(kernel, workload) -> env { name = number } (the spec's args give
 --       the order; the uniform lets such as `long total = N * C;` after them)
 --   sizes.value(expr, env) -> number | nil
+--   sizes.trips(loop, env) -> hi - lo | nil, an analysed loop's trip count
 local ir = require "klineage.kir.ir"
 
 local M = {}
@@ -30,6 +31,11 @@ function M.value(e, env)
     local a, b = M.value(e.a, env), M.value(e.b, env)
     if a and b then return ARITH[e.op](a, b) end
   end
+end
+
+function M.trips(loop, env)
+  local lo, hi = M.value(loop.lo, env), M.value(loop.hi, env)
+  return lo and hi and hi - lo or nil
 end
 
 function M.of(kernel, w)

@@ -143,12 +143,15 @@ end
 -- An access inside loops counts once a trip, up to LOOP_CAP: a load in a
 -- reduction of 64 weighs more than the store after it.
 M.LOOP_CAP = 16
+-- A loop's trip count at the bench size, DEFAULT_REDUCE where unknown.
+local function length(l, env)
+  local n = sizes.trips(l, env)
+  return n and n > 0 and n or M.DEFAULT_REDUCE
+end
+
 local function weights(a, env)
   local len = {}
-  for _, l in ipairs(a.loops and a.loops.list or {}) do
-    local lo, hi = value(l.lo, env), value(l.hi, env)
-    len[l.var] = (lo and hi and hi - lo > 0) and hi - lo or M.DEFAULT_REDUCE
-  end
+  for _, l in ipairs(a.loops and a.loops.list or {}) do len[l.var] = length(l, env) end
   local w = {}
   for _, acc in ipairs(a.accesses or {}) do
     local n = 1
@@ -186,10 +189,7 @@ local function fill(n, threads) return math.min(1, n / threads) end
 -- The outermost reduction loop: its variable and length.
 local function reduction(a, env)
   for _, l in ipairs(a.loops and a.loops.list or {}) do
-    if l.kind == "reduce" then
-      local lo, hi = value(l.lo, env), value(l.hi, env)
-      return l.var, (lo and hi and hi - lo > 0) and hi - lo or M.DEFAULT_REDUCE
-    end
+    if l.kind == "reduce" then return l.var, length(l, env) end
   end
 end
 

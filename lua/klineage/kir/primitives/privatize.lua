@@ -74,8 +74,10 @@ local function items_loop(out, axis, nt, items)
 end
 
 -- The block takes nt * items points: the axis renamed to its first, the
--- guard gone into the items' loop, `pre` before the body, the launch redone.
+-- guard gone into the items' loop, tid_ and then `pre` before the body,
+-- the launch redone.
 local function retile(out, axis, nt, items, body, pre)
+  table.insert(pre, 1, { s = "let", type = "const int", name = "tid_", init = ir.member("threadIdx", axis.dim) })
   out.body, out.guard, out.pre = body, nil, pre
   local bid = ir.member("blockIdx", axis.dim)
   if axis.cast then bid = { k = "cast", type = axis.cast, a = bid } end
@@ -148,8 +150,7 @@ function M.apply(k, p)
     body = { { s = "if", cond = ir.bin("!=", ir.index(ir.var(priv), ir.var(e)), ir.var(start)), then_ = { { s = "expr", e = flush_call } } } } }
   local body = { clear, { s = "expr", e = ir.call("__syncthreads", {}) }, items_loop(out, axis, nt, items),
     { s = "expr", e = ir.call("__syncthreads", {}) }, flush }
-  local ok, gwhy = retile(out, axis, nt, items, body, { { s = "let", type = "const int", name = tid, init = ir.member("threadIdx", axis.dim) },
-    { s = "raw", text = "__shared__ " .. elem .. " " .. priv .. "[" .. bins .. "];", writes = {} } })
+  local ok, gwhy = retile(out, axis, nt, items, body, { { s = "raw", text = "__shared__ " .. elem .. " " .. priv .. "[" .. bins .. "];", writes = {} } })
   if not ok then return nil, gwhy end
   return out, string.format("legal: %s's index stays below %d (%s), so a block's %d-entry copy in shared memory, each entry starting at %s's identity %s, takes every update; %d item(s) a thread; one %s per entry that left its identity merges it%s",
     array, bins, ir.text(idx), bins, site.e.fn, start, items, site.e.fn,
@@ -181,8 +182,7 @@ function M.one_target(out, site, axis, nt, items, elem)
         body = { { s = "assign", lhs = ir.var(ACC), op = "+=", rhs = ir.index(ir.var(PART), ir.var(W)) } } },
       { s = "expr", e = ir.call("atomicAdd", { target, ir.var(ACC) }) } } },
   }
-  local ok, gwhy = retile(out, axis, nt, items, body, { { s = "let", type = "const int", name = "tid_", init = ir.member("threadIdx", axis.dim) },
-    { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.var("tid_"), ir.num(32)) },
+  local ok, gwhy = retile(out, axis, nt, items, body, { { s = "let", type = "const int", name = LANE, init = ir.bin("%", ir.var("tid_"), ir.num(32)) },
     { s = "let", type = "const int", name = WARP, init = ir.bin("/", ir.var("tid_"), ir.num(32)) },
     { s = "raw", text = "__shared__ " .. elem .. " " .. PART .. "[" .. warps .. "];", writes = {} } })
   if not ok then return nil, gwhy end

@@ -156,6 +156,14 @@ local function window_read(pk, values, by, inside, cx)
   return inside
 end
 
+-- The first top-level reduction loop: its place in the body and its analysis.
+local function first_reduction(k, a)
+  for i, s in ipairs(k.body) do
+    local l = s.s == "for" and a.loops[s]
+    if l and l.kind == "reduce" then return i, l end
+  end
+end
+
 local apply_at
 local NO_NEST = "no reduction loop nested alone in it"
 
@@ -195,11 +203,7 @@ apply_at = function(k, p, nested)
   for name, e in pairs(cx.defs) do if not uniform[name] and not tile_points[name] then defs[name] = e end end
   cx = { defs = defs }
 
-  -- the loop: the first top-level reduction
-  local at, loop
-  for i, s in ipairs(out.body) do
-    if s.s == "for" and not loop and a.loops[s].kind == "reduce" then at, loop = i, a.loops[s] end
-  end
+  local at, loop = first_reduction(out, a)
   -- no reduction to tile: the stencil form (neighbours in a halo tile),
   -- else the exchange form (a transposed operand through a shared square);
   -- a block shape is the exchange's alone
@@ -546,13 +550,8 @@ function M.candidates(k)
   local len
   if k.sizes then
     local ok, a = pcall(analysis.analyze, k)
-    for _, s in ipairs(ok and k.body or {}) do
-      local l = s.s == "for" and a.loops[s]
-      if l and l.kind == "reduce" and not len then
-        local lo, hi = sizes.value(l.lo, k.sizes), sizes.value(l.hi, k.sizes)
-        len = lo and hi and hi - lo or false
-      end
-    end
+    local loop = ok and select(2, first_reduction(k, a))
+    len = loop and sizes.trips(loop, k.sizes)
   end
   if not len or len > 16 then return { {}, { tile = 16 }, { buffers = 2 } } end
   local t = 4

@@ -120,7 +120,9 @@ function M.find(full, read, deps, cx)
   -- the index's other threaded axes: a window a row of them, each loaded
   -- with its row's own coordinate, so a condition may read them too
   local row = {}
-  for _, d in ipairs(deps) do if d ~= ax then row[d.name] = true end end
+  for _, d in ipairs(deps) do
+    if d ~= ax then others[#others + 1], row[d.name] = d, true end
+  end
   for _, c in ipairs(read.conds or {}) do
     local e = cx.inline(c)
     local bad
@@ -136,7 +138,6 @@ function M.find(full, read, deps, cx)
     end
     conds[#conds + 1] = e
   end
-  for _, d in ipairs(deps) do if d ~= ax then others[#others + 1] = d end end
   return { axis = ax.ax, name = a, sign = sign, others = others, conds = conds }
 end
 
